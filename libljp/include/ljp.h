@@ -1,0 +1,555 @@
+/*
+ * ljp.h — the public API of libljp, the LuaJIT profile library.
+ *
+ * libljp reads and writes the three binary streams of the LuaJIT profilers
+ * of Tarantool's LuaJIT fork (and of ljp's own capture core):
+ *
+ *   ljs  the symbol table that starts every profile file,
+ *   ljm  the memory profiler (memprof) event stream,
+ *   ljp  the sampling profiler (sysprof) sample stream,
+ *
+ * in every version their producers ever wrote (ljs 1, 2a, 2b, 3; ljm 1, 2, 3
+ * with its unversioned stages; ljp 1, 2).  A profile file is an ljs stream
+ * followed directly by an ljm or an ljp stream.
+ *
+ * Layers, each usable alone:
+ *
+ *   reader   pull decoder: open a path, a buffer or a descriptor, then call
+ *            ljp_reader_next() until it returns LJP_END or an error.  Names
+ *            are resolved against the symbol table *as it stands at that point
+ *            of the stream*, so mid-stream redefinitions (jit.flush(), protos
+ *            reused after GC) name each event right.
+ *   names    formatting of resolved frames (Lua protos, C symbols, fast
+ *            functions, traces) in the toolkit's style or the reference
+ *            parser's style.
+ *   tree     the call tree: interned frames and a trie of stacks with
+ *            self/total weights, shared by folded output, flame graphs and
+ *            the SQLite loader.  Memory grows with unique stacks only.
+ *   writer   the encoder for all formats and versions.
+ *
+ * Conventions:
+ *   - Nothing here prints, exits or aborts on input.  Functions return an
+ *     ljp_status; on failure the handle carries a message that names the
+ *     byte offset and what was expected ("offset 1234: truncated ULEB128 in
+ *     host stack").  The message never names the file: callers prefix it.
+ *   - No global mutable state.  Handles are independent and may be used from
+ *     different threads, one thread per handle at a time.
+ *   - Memory: pointers returned inside events are valid until the next call
+ *     to ljp_reader_next() on the same reader, unless a comment says longer.
+ *     Symbols (ljp_symbol) live until the reader is freed.
+ */
+#ifndef LJP_H
+#define LJP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LJP_VERSION_MAJOR 0
+#define LJP_VERSION_MINOR 1
+#define LJP_VERSION_PATCH 0
+#define LJP_VERSION_STRING "0.1.0"
+
+/* Returns LJP_VERSION_STRING of the library actually linked. */
+const char *ljp_version(void);
+
+/* ------------------------------------------------------------------------ */
+/* Status codes                                                             */
+/* ------------------------------------------------------------------------ */
+
+typedef enum ljp_status {
+  LJP_OK = 0,              /* an event was returned / the call succeeded */
+  LJP_END = 1,             /* clean end: epilogue seen, no bytes follow */
+  LJP_E_TRUNCATED = -1,    /* input stopped mid-stream (crashed producer);
+                              everything returned before is valid */
+  LJP_E_MALFORMED = -2,    /* bytes that no producer writes */
+  LJP_E_UNSUPPORTED = -3,  /* unknown magic, or a version this build lacks */
+  LJP_E_NOMEM = -4,        /* allocation failed; the handle stays freeable */
+  LJP_E_IO = -5,           /* read or write system call failed */
+  LJP_E_LIMIT = -6,        /* a resource limit (ljp_limits) was exceeded */
+  LJP_E_ARG = -7           /* API misuse (NULL handle, wrong state) */
+} ljp_status;
+
+/* A short static description of a status ("truncated input", ...). */
+const char *ljp_status_name(ljp_status st);
+
+/* ------------------------------------------------------------------------ */
+/* Enumerations shared by the reader and the writer                        */
+/* ------------------------------------------------------------------------ */
+
+typedef enum ljp_kind {
+  LJP_KIND_UNKNOWN = 0,    /* event stream not reached yet */
+  LJP_KIND_MEMPROF = 1,    /* ljs + ljm */
+  LJP_KIND_SYSPROF = 2     /* ljs + ljp */
+} ljp_kind;
+
+/* Which LuaJIT produced the stream: decides fast-function names.  Tarantool
+ * leaves the reserved prologue bytes zero; ljp's capture core writes the
+ * flavor into the first reserved byte of the ljp prologue. */
+typedef enum ljp_flavor {
+  LJP_FLAVOR_TARANTOOL = 0,
+  LJP_FLAVOR_LUAJIT = 1,     /* stock LuaJIT 2.1 (Debian libluajit-5.1) */
+  LJP_FLAVOR_OPENRESTY = 2,  /* OpenResty luajit2 */
+  LJP_FLAVOR_AUTO = 255      /* reader option: take it from the stream */
+} ljp_flavor;
+
+/* VM states, Tarantool numbering (stable for every ljm/ljp version). */
+enum {
+  LJP_VMST_INTERP = 0, LJP_VMST_LFUNC = 1, LJP_VMST_FFUNC = 2,
+  LJP_VMST_CFUNC = 3, LJP_VMST_GC = 4, LJP_VMST_EXIT = 5,
+  LJP_VMST_RECORD = 6, LJP_VMST_OPT = 7, LJP_VMST_ASM = 8,
+  LJP_VMST_TRACE = 9,
+  LJP_VMST__MAX = 10
+};
+
+/* "INTERP", "LFUNC", ... "TRACE"; "?" out of range. */
+const char *ljp_vmstate_name(int vmstate);
+
+/* Symbol table entry kinds. */
+typedef enum ljp_symbol_kind {
+  LJP_SYM_LFUNC = 0,       /* a Lua prototype (GCproto address)          */
+  LJP_SYM_CFUNC = 1,       /* a C (host) function symbol                  */
+  LJP_SYM_TRACE = 2        /* a JIT trace                                 */
+} ljp_symbol_kind;
+
+/* memprof event kinds (the EE bits). */
+typedef enum ljp_mem_kind {
+  LJP_MEM_ALLOC = 1,
+  LJP_MEM_FREE = 2,
+  LJP_MEM_REALLOC = 3
+} ljp_mem_kind;
+
+/* memprof allocation sources. */
+typedef enum ljp_source {
+  LJP_SRC_INTERNAL = 1,    /* no location */
+  LJP_SRC_LFUNC = 2,       /* Lua prototype + current line */
+  LJP_SRC_CFUNC = 3,       /* C function address */
+  LJP_SRC_TRACE = 4        /* trace number (ljm 2+) */
+} ljp_source;
+
+/* "INTERNAL", "LFUNC", "CFUNC", "TRACE" / "ALLOC", "FREE", "REALLOC". */
+const char *ljp_source_name(ljp_source src);
+const char *ljp_mem_kind_name(ljp_mem_kind kind);
+
+/* ------------------------------------------------------------------------ */
+/* Symbols                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* One definition in the symbol table.  Definitions are immutable: a later
+ * definition of the same key (proto address, trace number, C address) is a
+ * new ljp_symbol that shadows the old one from that point of the stream on.
+ * An exact repeat of the current definition (C-symbol re-dumps) returns the
+ * existing one.  Lifetime: until the reader is freed. */
+typedef struct ljp_symbol {
+  ljp_symbol_kind kind;
+  uint64_t addr;           /* LFUNC: proto; CFUNC: function; TRACE: start proto */
+  uint64_t line;           /* LFUNC: first line; TRACE: start line; CFUNC: 0 */
+  uint64_t traceno;        /* TRACE only */
+  uint64_t mcode;          /* TRACE in ljs 2a only: machine-code address */
+  int has_mcode;
+  const char *name;        /* LFUNC: chunk name; CFUNC: symbol name; TRACE: NULL.
+                              NUL-terminated copy; name_len excludes the NUL
+                              (names never contain NUL: the producer cuts there) */
+  size_t name_len;
+  unsigned alias;          /* LFUNC: k > 0 when the chunk name holds a newline
+                              and is printed as "function_alias_<k>" */
+  uint32_t generation;     /* 0 for the first definition of this key, then 1, 2.. */
+  int initial;             /* 1: from the initial ljs table; 0: mid-stream */
+} ljp_symbol;
+
+/* ------------------------------------------------------------------------ */
+/* Frames                                                                   */
+/* ------------------------------------------------------------------------ */
+
+typedef enum ljp_frame_kind {
+  LJP_FRAME_NONE = 0,
+  LJP_FRAME_LUA = 1,       /* Lua function: value = proto address */
+  LJP_FRAME_CFUNC = 2,     /* Lua-C function: value = C entry address */
+  LJP_FRAME_FFUNC = 3,     /* fast function: value = ffid */
+  LJP_FRAME_HOST = 4,      /* host (native) frame: value = PC / return address */
+  LJP_FRAME_TRACE = 5      /* JIT trace: value = trace number */
+} ljp_frame_kind;
+
+/* A frame as read from the stream, with the symbols it resolved to at the
+ * moment it was read.  The writer uses only kind, value and line. */
+typedef struct ljp_frame {
+  ljp_frame_kind kind;
+  uint64_t value;          /* see ljp_frame_kind */
+  uint64_t line;           /* LUA: the line in the stream (sysprof: first
+                              line of the function; memprof: allocation line);
+                              TRACE: the line the record carried */
+  const ljp_symbol *sym;   /* LUA: the proto; CFUNC/HOST: the nearest C symbol
+                              at or below value; TRACE: the trace; or NULL */
+  const ljp_symbol *proto; /* TRACE: the trace's start proto (resolved now;
+                              for a TRACE sample without a trace symbol, the
+                              proto the sample names); else NULL */
+} ljp_frame;
+
+/* Name styles for ljp_frame_name(). */
+typedef enum ljp_name_style {
+  /* Toolkit style: "@a.lua:4", "lua_pcall", "string.rep",
+   * "TRACE [3] @a.lua:12", unknown C address "0x7f01...". */
+  LJP_NAME_DEFAULT = 0,
+  /* As default, but C and host frames carry the symbol address:
+   * "lua_pcall:0x4a3f10". */
+  LJP_NAME_ADDRESSES = 1,
+  /* Exactly what Tarantool's reference parser prints (tools/utils/symtab.lua
+   * demangle): "lua_pcall:0x4a3f10", "CFUNC 0x7f..", "@a.lua:4",
+   * "TRACE [3] started at @a.lua:12"; fast functions by Tarantool's table. */
+  LJP_NAME_REFERENCE = 2
+} ljp_name_style;
+
+/* Formats the name of f into buf (snprintf semantics: returns the length the
+ * full name needs, writes at most cap bytes including the NUL).  flavor picks
+ * the fast-function table (LJP_NAME_REFERENCE always uses Tarantool's).
+ * Unknown fast functions print as "ffunc#<id>" (REFERENCE: empty string, the
+ * reference parser drops them).  Multi-line chunk names print as their alias. */
+size_t ljp_frame_name(const ljp_frame *f, ljp_name_style style,
+                      ljp_flavor flavor, char *buf, size_t cap);
+
+/* The fast-function name of ffid in flavor's default build, or NULL. */
+const char *ljp_ffname(ljp_flavor flavor, unsigned ffid);
+
+/* ------------------------------------------------------------------------ */
+/* Events                                                                   */
+/* ------------------------------------------------------------------------ */
+
+typedef enum ljp_event_type {
+  LJP_EV_PROLOGUE = 1,     /* a stream section starts (ljs, then ljm/ljp) */
+  LJP_EV_SYMBOL = 2,       /* a symbol entry, initial or mid-stream */
+  LJP_EV_SAMPLE = 3,       /* a sysprof sample */
+  LJP_EV_MEMORY = 4,       /* a memprof alloc / free / realloc */
+  LJP_EV_EPILOGUE = 5      /* the final 0x80 of a section */
+} ljp_event_type;
+
+typedef struct ljp_prologue {
+  char magic[4];           /* "ljs", "ljm" or "ljp", NUL-terminated */
+  unsigned version;
+  uint8_t reserved[3];
+} ljp_prologue;
+
+typedef struct ljp_symbol_event {
+  const ljp_symbol *sym;
+  int initial;             /* 1 inside the initial ljs table */
+  int duplicate;           /* 1 when it repeated the current definition */
+  uint8_t header;          /* the record's header byte */
+} ljp_symbol_event;
+
+typedef struct ljp_sample {
+  int vmstate;             /* LJP_VMST_*; TRACE samples have LJP_VMST_TRACE */
+  const ljp_frame *lua;    /* Lua stack, innermost first (stream order) */
+  size_t lua_count;
+  const ljp_frame *host;   /* host stack, innermost first (stream order) */
+  size_t host_count;
+  ljp_frame trace;         /* TRACE samples: kind LJP_FRAME_TRACE */
+} ljp_sample;
+
+typedef struct ljp_mem_event {
+  ljp_mem_kind kind;
+  ljp_source source;
+  ljp_frame loc;           /* LFUNC: LUA frame (line = allocation line);
+                              CFUNC: CFUNC frame; TRACE: TRACE frame;
+                              INTERNAL: kind LJP_FRAME_NONE */
+  uint64_t mcode;          /* TRACE source in ljm 2 / early ljm 3 */
+  int has_mcode;
+  uint64_t old_addr, old_size;   /* FREE, REALLOC */
+  uint64_t new_addr, new_size;   /* ALLOC, REALLOC */
+} ljp_mem_event;
+
+typedef struct ljp_event {
+  ljp_event_type type;
+  uint64_t offset;         /* byte offset of the record's first byte */
+  union {
+    ljp_prologue prologue;
+    ljp_symbol_event symbol;
+    ljp_sample sample;
+    ljp_mem_event mem;
+  } u;
+} ljp_event;
+
+/* ------------------------------------------------------------------------ */
+/* Reader                                                                   */
+/* ------------------------------------------------------------------------ */
+
+typedef struct ljp_reader ljp_reader;
+
+/* Resource limits.  Zero fields mean "default". */
+typedef struct ljp_limits {
+  uint64_t max_string;     /* longest chunk/symbol name, default 64 MiB */
+  uint64_t max_frames;     /* frames per stack (Lua or host), default 1<<20 */
+  uint64_t max_symbols;    /* distinct symbol definitions, default 1<<26 */
+} ljp_limits;
+
+/* Allocates a reader.  NULL only when out of memory. */
+ljp_reader *ljp_reader_new(void);
+void ljp_reader_free(ljp_reader *r);
+
+/* Options; call before opening. */
+ljp_status ljp_reader_set_limits(ljp_reader *r, const ljp_limits *lim);
+ljp_status ljp_reader_set_flavor(ljp_reader *r, ljp_flavor flavor);
+
+/* Open the input.  A path is mapped into memory (or read, where mapping is
+ * impossible); a buffer is used in place and must outlive the reader; a
+ * descriptor (pipe, stdin) is read in pieces and never needs to be seekable
+ * (the reader does not close it).  Failure to open returns LJP_E_IO with the
+ * message set; the reader can then only be freed. */
+ljp_status ljp_reader_open_path(ljp_reader *r, const char *path);
+ljp_status ljp_reader_open_memory(ljp_reader *r, const void *buf, size_t len);
+ljp_status ljp_reader_open_fd(ljp_reader *r, int fd);
+
+/* Decodes the next event.  Returns LJP_OK and sets *ev, LJP_END after the
+ * event-stream epilogue, or an error.  Errors are sticky: later calls return
+ * the same status.  Trailing bytes after the epilogue are LJP_E_MALFORMED. */
+ljp_status ljp_reader_next(ljp_reader *r, const ljp_event **ev);
+
+/* The sticky status and its message ("offset 1234: truncated ULEB128 in host
+ * stack"); "" while no error.  The offset of the fault (the byte where the
+ * offending record or field starts). */
+ljp_status ljp_reader_status(const ljp_reader *r);
+const char *ljp_reader_error(const ljp_reader *r);
+uint64_t ljp_reader_error_offset(const ljp_reader *r);
+
+/* Stream facts, known once the corresponding prologue was returned. */
+ljp_kind ljp_reader_kind(const ljp_reader *r);
+unsigned ljp_reader_ljs_version(const ljp_reader *r);   /* 0 unknown */
+unsigned ljp_reader_event_version(const ljp_reader *r); /* ljm or ljp version */
+/* For ljs 2: 'a' (traces carry mcode) or 'b'; 0 otherwise. */
+int ljp_reader_ljs_layout(const ljp_reader *r);
+ljp_flavor ljp_reader_flavor(const ljp_reader *r);
+/* 1 once the event-stream epilogue was read. */
+int ljp_reader_complete(const ljp_reader *r);
+/* Bytes consumed so far (offset of the next record). */
+uint64_t ljp_reader_offset(const ljp_reader *r);
+
+/* Counters of everything returned so far. */
+typedef struct ljp_counters {
+  uint64_t samples;                 /* sysprof samples */
+  uint64_t vmstate[LJP_VMST__MAX];  /* samples per vmstate */
+  uint64_t mem_events;              /* memprof events (alloc+free+realloc) */
+  uint64_t mem_kind[4];             /* indexed by ljp_mem_kind */
+  uint64_t mem_source[5];           /* indexed by ljp_source */
+  uint64_t symbols_initial[3];      /* indexed by ljp_symbol_kind */
+  uint64_t symbols_midstream[3];    /* mid-stream symbol events by kind */
+  uint64_t symbol_duplicates;       /* mid-stream repeats of a definition */
+  uint64_t trace_redefinitions;     /* trace numbers defined again */
+  uint64_t max_lua_depth, max_host_depth;
+} ljp_counters;
+
+const ljp_counters *ljp_reader_counters(const ljp_reader *r);
+
+/* Lookups in the symbol table as it stands now (NULL: unknown). */
+const ljp_symbol *ljp_reader_lookup_proto(const ljp_reader *r, uint64_t addr);
+const ljp_symbol *ljp_reader_lookup_trace(const ljp_reader *r, uint64_t traceno);
+/* The C symbol with the greatest address <= addr (the reference's AVL floor). */
+const ljp_symbol *ljp_reader_lookup_cfunc(const ljp_reader *r, uint64_t addr);
+
+/* Aliases of multi-line chunk names, k = 1..count, in order of first use. */
+unsigned ljp_reader_alias_count(const ljp_reader *r);
+const ljp_symbol *ljp_reader_alias(const ljp_reader *r, unsigned k);
+
+/* ------------------------------------------------------------------------ */
+/* Stacks: turning a sample into the frames a user reads                   */
+/* ------------------------------------------------------------------------ */
+
+typedef enum ljp_stack_view {
+  LJP_VIEW_MERGED = 0,     /* host frames to the VM entry, Lua frames spliced
+                              in, split again at every C/fast boundary */
+  LJP_VIEW_LUA = 1,        /* Lua frames only (like jit.p) */
+  LJP_VIEW_HOST = 2,       /* host frames only (like perf) */
+  LJP_VIEW_REFERENCE = 3   /* Tarantool's `luajit -ts` merge, bugs included */
+} ljp_stack_view;
+
+/* Builds the stack of a sample, outermost frame first, into out[0..n).
+ * Returns the number of frames the stack has (it may exceed cap: then only
+ * cap were written).  TRACE samples give the trace frame (after the Lua
+ * frames, when the sample has a Lua stack).  The frames point into the
+ * sample or its reader: same lifetime as the event. */
+size_t ljp_sample_stack(const ljp_sample *s, ljp_stack_view view,
+                        ljp_frame *out, size_t cap);
+
+/* ------------------------------------------------------------------------ */
+/* Call tree                                                                */
+/* ------------------------------------------------------------------------ */
+
+/* Frame classes: what a frame is, for colouring and filtering. */
+typedef enum ljp_class {
+  LJP_CLASS_OTHER = 0,     /* from folded text: unknown */
+  LJP_CLASS_LUA = 1,
+  LJP_CLASS_FFUNC = 2,
+  LJP_CLASS_CFUNC = 3,     /* Lua-C function */
+  LJP_CLASS_HOST = 4,
+  LJP_CLASS_TRACE = 5,
+  LJP_CLASS_VM = 6         /* a VM-state pseudo frame, INTERNAL */
+} ljp_class;
+
+typedef struct ljp_tree ljp_tree;
+
+/* Node 0 is the root (no frame).  Ids are dense: 1..ljp_tree_node_count()-1. */
+ljp_tree *ljp_tree_new(void);
+void ljp_tree_free(ljp_tree *t);
+
+/* Interns a frame name (any bytes, len given) with its class; returns a
+ * frame id > 0, or 0 when out of memory.  The same (name, class) gives the
+ * same id. */
+uint32_t ljp_tree_intern(ljp_tree *t, const char *name, size_t len,
+                         ljp_class cls);
+const char *ljp_tree_frame_name(const ljp_tree *t, uint32_t frame,
+                                size_t *len);
+ljp_class ljp_tree_frame_class(const ljp_tree *t, uint32_t frame);
+uint32_t ljp_tree_frame_count(const ljp_tree *t); /* ids are 1..count */
+
+/* Adds weight to the stack frames[0..n) (outermost first): self weight on
+ * its leaf node, total weight on every node of the path (the root too).
+ * Returns the leaf node id, or UINT32_MAX when out of memory.  Negative
+ * weights are allowed (memprof live bytes, differential graphs). */
+uint32_t ljp_tree_add(ljp_tree *t, const uint32_t *frames, size_t n,
+                      int64_t weight);
+
+uint32_t ljp_tree_node_count(const ljp_tree *t);
+uint32_t ljp_tree_node_parent(const ljp_tree *t, uint32_t node);
+uint32_t ljp_tree_node_frame(const ljp_tree *t, uint32_t node);
+uint32_t ljp_tree_node_depth(const ljp_tree *t, uint32_t node);
+int64_t ljp_tree_node_self(const ljp_tree *t, uint32_t node);
+int64_t ljp_tree_node_total(const ljp_tree *t, uint32_t node);
+/* Children of node sorted by frame name (bytewise), then class: fills
+ * out[0..cap) and returns the number of children. */
+size_t ljp_tree_children(const ljp_tree *t, uint32_t node, uint32_t *out,
+                         size_t cap);
+
+/* Folded output ("a;b;c N\n" per node with non-zero self weight), lines in
+ * bytewise order of the stack text.  emit receives each line (with its
+ * newline) and returns 0 to go on, non-zero to stop (returned as LJP_E_IO).
+ * min_weight drops lines whose |self| is smaller. */
+typedef int (*ljp_emit_fn)(void *ctx, const char *line, size_t len);
+ljp_status ljp_tree_write_folded(const ljp_tree *t, int64_t min_weight,
+                                 ljp_emit_fn emit, void *ctx);
+
+/* ------------------------------------------------------------------------ */
+/* Profile aggregation: events into a call tree                             */
+/* ------------------------------------------------------------------------ */
+
+typedef enum ljp_weight {
+  LJP_WEIGHT_SAMPLES = 0,  /* sysprof: 1 per sample */
+  LJP_WEIGHT_BYTES = 1,    /* memprof: bytes allocated (new_size) */
+  LJP_WEIGHT_EVENTS = 2,   /* memprof: 1 per allocating event */
+  LJP_WEIGHT_LIVE = 3      /* memprof: allocated minus freed, by the site
+                              that allocated the block */
+} ljp_weight;
+
+typedef enum ljp_vmstate_frame {
+  LJP_VMSTATE_NONE = 0,
+  LJP_VMSTATE_ROOT = 1,    /* "VM:LFUNC" as the outermost frame */
+  LJP_VMSTATE_LEAF = 2     /* ... or as the innermost */
+} ljp_vmstate_frame;
+
+typedef struct ljp_fold_options {
+  ljp_stack_view view;
+  ljp_name_style style;    /* LJP_VIEW_REFERENCE forces LJP_NAME_REFERENCE */
+  ljp_weight weight;
+  ljp_vmstate_frame vmstate;
+  ljp_flavor flavor;       /* LJP_FLAVOR_AUTO: the reader's */
+} ljp_fold_options;
+
+typedef struct ljp_folder ljp_folder;
+
+/* A folder feeds events of one reader into a tree (several folders may feed
+ * the same tree: profiles merge).  It caches frame names, so a stack costs
+ * one hash probe per frame. */
+ljp_folder *ljp_folder_new(ljp_tree *t, const ljp_fold_options *opt);
+void ljp_folder_free(ljp_folder *f);
+/* Adds ev (samples and memory events; other events are ignored).  r is the
+ * reader that returned ev.  Returns LJP_OK or LJP_E_NOMEM. */
+ljp_status ljp_folder_add(ljp_folder *f, const ljp_reader *r,
+                          const ljp_event *ev);
+
+/* ------------------------------------------------------------------------ */
+/* Writer (encoder)                                                         */
+/* ------------------------------------------------------------------------ */
+
+typedef struct ljp_writer ljp_writer;
+
+/* Sink for encoded bytes: return 0 on success, non-zero on failure. */
+typedef int (*ljp_sink_fn)(void *ctx, const void *data, size_t len);
+
+/* Creates a writer.  With sink == NULL the bytes accumulate in memory
+ * (ljp_writer_data); otherwise they go to sink in pieces of at most
+ * buffer_size bytes (0 = 64 KiB) when the buffer fills and at flush. */
+ljp_writer *ljp_writer_new(ljp_sink_fn sink, void *ctx, size_t buffer_size);
+void ljp_writer_free(ljp_writer *w);
+
+/* The bytes written so far (memory writers only). */
+const uint8_t *ljp_writer_data(const ljp_writer *w, size_t *len);
+ljp_status ljp_writer_flush(ljp_writer *w);
+/* Sticky status of the writer (LJP_E_IO once the sink failed). */
+ljp_status ljp_writer_status(const ljp_writer *w);
+
+/* Symbol table.  version: 1, 2 or 3; layout 'a' or 'b' for version 2.
+ * ljp_write_symtab_trace ignores mcode in layouts without it. */
+ljp_status ljp_write_symtab_begin(ljp_writer *w, unsigned version, int layout);
+ljp_status ljp_write_symtab_lfunc(ljp_writer *w, uint64_t proto,
+                                  const char *chunk, size_t len,
+                                  uint64_t line);
+ljp_status ljp_write_symtab_cfunc(ljp_writer *w, uint64_t addr,
+                                  const char *name, size_t len);
+ljp_status ljp_write_symtab_trace(ljp_writer *w, uint64_t traceno,
+                                  uint64_t mcode, uint64_t proto,
+                                  uint64_t line);
+ljp_status ljp_write_symtab_end(ljp_writer *w);
+
+/* Event stream prologue: kind memprof (ljm version 1..3) or sysprof (ljp
+ * version 1..2).  flavor goes into the first reserved byte (0 = Tarantool).
+ * For ljm 2 and ljm 3, with_mcode says whether loc-trace carries mcode
+ * (ljm 2: always; ljm 3: the stage before 0243fb72). */
+ljp_status ljp_write_stream_begin(ljp_writer *w, ljp_kind kind,
+                                  unsigned version, ljp_flavor flavor,
+                                  int with_mcode);
+
+/* Sysprof records.  lua/host frames innermost first; lua frames use kind
+ * LUA (value = proto, line), CFUNC (value = address), FFUNC (value = ffid).
+ * vmstate 0..8 (TRACE uses ljp_write_trace_sample).  Host stacks are written
+ * for guest and host states alike; lua frames only for states 1..3. */
+ljp_status ljp_write_sample(ljp_writer *w, int vmstate,
+                            const ljp_frame *lua, size_t nlua,
+                            const uint64_t *host, size_t nhost);
+ljp_status ljp_write_trace_sample(ljp_writer *w, uint64_t traceno,
+                                  uint64_t proto, uint64_t line);
+
+/* Memprof event.  loc_addr/loc_line: proto+line (LFUNC), address (CFUNC),
+ * trace number (TRACE, loc_line unused); mcode for streams with mcode. */
+ljp_status ljp_write_mem(ljp_writer *w, ljp_mem_kind kind, ljp_source src,
+                         uint64_t loc_addr, uint64_t loc_line, uint64_t mcode,
+                         uint64_t old_addr, uint64_t old_size,
+                         uint64_t new_addr, uint64_t new_size);
+
+/* Mid-stream symbol events, with the header byte the stream's kind and
+ * version use (ljm 3: 0x08/0x0C/0x10; ljp 1: 0x0A C symbols only; ljp 2:
+ * 0x0A/0x0B/0x0C).  LJP_E_ARG where the version has no such event. */
+ljp_status ljp_write_event_lfunc(ljp_writer *w, uint64_t proto,
+                                 const char *chunk, size_t len, uint64_t line);
+ljp_status ljp_write_event_cfunc(ljp_writer *w, uint64_t addr,
+                                 const char *name, size_t len);
+ljp_status ljp_write_event_trace(ljp_writer *w, uint64_t traceno,
+                                 uint64_t proto, uint64_t line);
+
+/* The event-stream epilogue (0x80), then a flush. */
+ljp_status ljp_write_stream_end(ljp_writer *w);
+
+/* Raw primitives, for hand-made (and deliberately broken) fixtures. */
+ljp_status ljp_write_byte(ljp_writer *w, uint8_t b);
+ljp_status ljp_write_uleb(ljp_writer *w, uint64_t v);
+ljp_status ljp_write_string(ljp_writer *w, const char *s, size_t len);
+
+/* ULEB128 helpers.  ljp_uleb_encode writes at most 10 bytes and returns the
+ * count.  ljp_uleb_decode returns the bytes consumed (1..10), 0 when the
+ * input ends first (truncated), or -1 on overflow / over-long encoding. */
+size_t ljp_uleb_encode(uint64_t v, uint8_t out[10]);
+int ljp_uleb_decode(const uint8_t *p, size_t avail, uint64_t *v);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LJP_H */
