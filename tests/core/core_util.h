@@ -1,0 +1,50 @@
+/*
+ * core_util.h — shared chores of the core tests: the testdata path, whole
+ * files in memory, byte comparison with a useful message, and a full decode
+ * that keeps what the checks compare.
+ */
+#ifndef CORE_UTIL_H
+#define CORE_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ljp.h"
+
+/* argv[1] when given, else the path compiled in. */
+extern const char *core_testdata;
+void core_set_testdata(int argc, char **argv);
+
+/* Reads a whole file (malloc'd, exact size; NULL when missing). */
+uint8_t *core_read_file(const char *path, size_t *len);
+
+/* Fails the running test at the first differing byte, naming it. */
+void core_expect_bytes(const uint8_t *got, size_t got_len,
+                       const uint8_t *exp, size_t exp_len);
+
+/* What a decode from start to finish leaves behind. */
+typedef struct core_decode {
+  ljp_status status;            /* LJP_END or the error */
+  uint64_t error_offset;
+  char error[256];
+  size_t nevents;
+  ljp_counters counters;
+  int complete;
+  ljp_kind kind;
+  unsigned ljs_version, event_version;
+  int layout;
+  ljp_flavor flavor;
+  /* Optional per-event record (when keep != 0): type and offset. */
+  uint8_t *types;
+  uint64_t *offsets;
+  size_t cap;
+} core_decode;
+
+/* Decodes everything r yields.  keep: record types and offsets. */
+void core_decode_run(ljp_reader *r, core_decode *d, int keep);
+void core_decode_clear(core_decode *d);
+
+/* Convenience: decode a buffer in memory. */
+void core_decode_memory(const void *buf, size_t len, core_decode *d, int keep);
+
+#endif
