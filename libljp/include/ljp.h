@@ -154,11 +154,16 @@ typedef struct ljp_symbol {
                               NUL-terminated copy; name_len excludes the NUL
                               (names never contain NUL: the producer cuts there) */
   size_t name_len;
-  unsigned alias;          /* LFUNC: k > 0 when the chunk name holds a newline
-                              and is printed as "function_alias_<k>" */
   uint32_t generation;     /* 0 for the first definition of this key, then 1, 2.. */
   int initial;             /* 1: from the initial ljs table; 0: mid-stream */
 } ljp_symbol;
+
+/* LFUNC symbols whose chunk name holds a newline (the chunk is the source
+ * text itself) print as "function_alias_<k>".  Returns k, or 0 when the
+ * chunk is single-line or no event has used it yet: like the reference
+ * parser, the reader numbers aliases 1, 2, ... in the order events first
+ * use them.  Symbols sharing a chunk text share the alias. */
+unsigned ljp_symbol_alias(const ljp_symbol *sym);
 
 /* ------------------------------------------------------------------------ */
 /* Frames                                                                   */
@@ -185,7 +190,10 @@ typedef struct ljp_frame {
                               at or below value; TRACE: the trace; or NULL */
   const ljp_symbol *proto; /* TRACE: the trace's start proto (resolved now;
                               for a TRACE sample without a trace symbol, the
-                              proto the sample names); else NULL */
+                              proto the sample names).  LUA with an unknown
+                              proto: the nearest C symbol below value, which
+                              the reference parser names it after.  Else NULL */
+  uint64_t mcode;          /* TRACE in memprof streams that carry it, else 0 */
 } ljp_frame;
 
 /* Name styles for ljp_frame_name(). */
@@ -334,7 +342,8 @@ typedef struct ljp_counters {
   uint64_t symbols_initial[3];      /* indexed by ljp_symbol_kind */
   uint64_t symbols_midstream[3];    /* mid-stream symbol events by kind */
   uint64_t symbol_duplicates;       /* mid-stream repeats of a definition */
-  uint64_t trace_redefinitions;     /* trace numbers defined again */
+  uint64_t trace_redefinitions;     /* trace numbers defined again with
+                                       another start proto or line */
   uint64_t max_lua_depth, max_host_depth;
 } ljp_counters;
 
@@ -439,9 +448,13 @@ typedef enum ljp_weight {
                               that allocated the block */
 } ljp_weight;
 
+/* VM-state pseudo frames are named "VMST_<state>" (as the reference's old
+ * --split option did).  Stacks that come out empty in a view (host-only
+ * samples in the Lua view, leaf-mode samples in the host view) get that
+ * frame alone, so no sample is ever dropped. */
 typedef enum ljp_vmstate_frame {
   LJP_VMSTATE_NONE = 0,
-  LJP_VMSTATE_ROOT = 1,    /* "VM:LFUNC" as the outermost frame */
+  LJP_VMSTATE_ROOT = 1,    /* "VMST_LFUNC" as the outermost frame */
   LJP_VMSTATE_LEAF = 2     /* ... or as the innermost */
 } ljp_vmstate_frame;
 

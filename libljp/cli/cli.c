@@ -1,0 +1,114 @@
+/*
+ * cli.c — see cli.h.  The tools keep their one piece of global state here:
+ * the program name for messages.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *prog_name = "ljp";
+
+void cli_init(const char *prog) {
+  const char *slash = prog ? strrchr(prog, '/') : NULL;
+  prog_name = slash ? slash + 1 : (prog ? prog : "ljp");
+  signal(SIGPIPE, SIG_IGN);
+}
+
+const char *cli_prog(void) { return prog_name; }
+
+void cli_error(const char *fmt, ...) {
+  va_list ap;
+  fflush(stdout);
+  fprintf(stderr, "%s: ", prog_name);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+}
+
+int cli_usage_error(const char *fmt, ...) {
+  va_list ap;
+  fprintf(stderr, "%s: ", prog_name);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "\nTry '%s --help' for more information.\n", prog_name);
+  return CLI_EXIT_USAGE;
+}
+
+void cli_print_version(void) {
+  printf("%s (ljp) %s\n", prog_name, ljp_version());
+}
+
+const char *cli_input_name(const char *path) {
+  return strcmp(path, "-") == 0 ? "<stdin>" : path;
+}
+
+ljp_reader *cli_open_reader(const char *path, ljp_flavor flavor) {
+  ljp_reader *r = ljp_reader_new();
+  if (!r) {
+    cli_error("%s: out of memory", cli_input_name(path));
+    return NULL;
+  }
+  if (flavor != LJP_FLAVOR_AUTO)
+    ljp_reader_set_flavor(r, flavor);
+  ljp_status st = strcmp(path, "-") == 0 ? ljp_reader_open_fd(r, 0)
+                                         : ljp_reader_open_path(r, path);
+  if (st != LJP_OK) {
+    cli_error("%s: %s", cli_input_name(path), ljp_reader_error(r));
+    ljp_reader_free(r);
+    return NULL;
+  }
+  return r;
+}
+
+void cli_reader_error(const char *path, const ljp_reader *r) {
+  cli_error("%s: %s", cli_input_name(path), ljp_reader_error(r));
+}
+
+int cli_drain(const char *path, ljp_reader *r, cli_event_fn fn, void *ctx) {
+  const ljp_event *ev;
+  ljp_status st;
+  while ((st = ljp_reader_next(r, &ev)) == LJP_OK) {
+    if (fn) {
+      int rc = fn(ctx, r, ev);
+      if (rc)
+        return rc;
+    }
+  }
+  if (st == LJP_END)
+    return 0;
+  cli_reader_error(path, r);
+  return CLI_EXIT_ERROR;
+}
+
+int cli_emit_stdout(void *ctx, const char *line, size_t len) {
+  (void)ctx;
+  return fwrite(line, 1, len, stdout) == len ? 0 : -1;
+}
+
+int cli_finish_stdout(void) {
+  errno = 0;
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    int e = errno ? errno : EIO;
+    fprintf(stderr, "%s: write error: %s\n", prog_name, strerror(e));
+    return CLI_EXIT_ERROR;
+  }
+  return 0;
+}
+
+int cli_parse_u64(const char *s, unsigned long long *out) {
+  char *end;
+  if (!s || !*s || *s == '-')
+    return -1;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno || *end)
+    return -1;
+  *out = v;
+  return 0;
+}

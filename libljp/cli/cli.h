@@ -1,0 +1,62 @@
+/*
+ * cli.h — chores shared by the ljp command-line tools: the program name in
+ * diagnostics, opening inputs ("-" is stdin), reporting reader errors as
+ * "tool: file: offset N: what", and checked output to stdout.
+ *
+ * Exit codes used by every tool: 0 ok, 1 input or output error (partial
+ * results are still written), 2 usage error.
+ */
+#ifndef LJP_CLI_H
+#define LJP_CLI_H
+
+#include "ljp.h"
+
+#include <stdio.h>
+
+#define CLI_EXIT_OK 0
+#define CLI_EXIT_ERROR 1
+#define CLI_EXIT_USAGE 2
+
+/* Sets the program name used in messages; ignores SIGPIPE so that a closed
+ * pipe is reported as a write error instead of killing the tool. */
+void cli_init(const char *prog);
+const char *cli_prog(void);
+
+#if defined(__GNUC__)
+#define CLI_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define CLI_PRINTF(a, b)
+#endif
+
+/* "prog: message" on stderr. */
+void cli_error(const char *fmt, ...) CLI_PRINTF(1, 2);
+/* "prog: message" + "Try 'prog --help' for more information.", returns 2. */
+int cli_usage_error(const char *fmt, ...) CLI_PRINTF(1, 2);
+/* Prints "prog (ljp) VERSION". */
+void cli_print_version(void);
+
+/* The name of an input in messages: "-" reads as "<stdin>". */
+const char *cli_input_name(const char *path);
+
+/* Opens path ("-" = standard input) with a new reader.  On failure prints
+ * "prog: path: reason" and returns NULL. */
+ljp_reader *cli_open_reader(const char *path, ljp_flavor flavor);
+/* Reports the reader's error: "prog: path: offset N: what". */
+void cli_reader_error(const char *path, const ljp_reader *r);
+/* Drains r to its end, calling fn for every event; reports an error as
+ * above and returns 1 then, 0 on a clean end.  fn returns non-zero to stop
+ * (out of memory, output failure), which is returned as is. */
+typedef int (*cli_event_fn)(void *ctx, const ljp_reader *r,
+                            const ljp_event *ev);
+int cli_drain(const char *path, ljp_reader *r, cli_event_fn fn, void *ctx);
+
+/* ljp_emit_fn writing to stdout. */
+int cli_emit_stdout(void *ctx, const char *line, size_t len);
+/* Flushes stdout; on a write error (full disk, closed pipe) prints
+ * "prog: write error: reason" and returns 1, else 0. */
+int cli_finish_stdout(void);
+
+/* Parses "name=value" style numbers: returns 0 and *out on success. */
+int cli_parse_u64(const char *s, unsigned long long *out);
+
+#endif

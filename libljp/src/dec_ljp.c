@@ -1,0 +1,185 @@
+/*
+ * dec_ljp.c — the sysprof sample stream (FORMATS.md §5), ljp 1 and 2:
+ *
+ *   record       := header(1..3) stack-lua stack-host   guest sample
+ *                 | header(0,4..8) stack-host            host sample
+ *                 | header(9) traceno proto line         trace sample
+ *                 | symbol event                         (v1: 0x0A C symbol;
+ *                                     v2: 0x0A proto, 0x0B C symbol, 0x0C trace)
+ *   stack-lua    := (0x01 proto line | 0x02 addr | 0x03 ffid)* 0x80
+ *   stack-host   := addr:ULEB* 0x00      (the terminator is a ULEB128 zero)
+ *
+ * The header is a whole-byte enum, not a bit field (T2).
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+
+static int grow_frames(ljp_reader *r, ljp_frame **buf, size_t *cap,
+                       size_t n, uint64_t off, const char *what) {
+  if (n >= r->lim.max_frames)
+    return reader_fail(r, LJP_E_LIMIT, off,
+                       "%s deeper than %llu frames (the limit)", what,
+                       (unsigned long long)r->lim.max_frames);
+  size_t ncap = *cap ? *cap * 2 : 64;
+  ljp_frame *nb = realloc(*buf, ncap * sizeof(*nb));
+  if (!nb)
+    return reader_fail(r, LJP_E_NOMEM, off, "out of memory");
+  *buf = nb;
+  *cap = ncap;
+  return LJP_OK;
+}
+
+static int lua_stack(ljp_reader *r, cursor *c, size_t *count) {
+  size_t n = 0;
+  for (;;) {
+    uint64_t off = cur_off(c);
+    if (c->p >= c->end) {
+      r->need_off = off;
+      r->need_what = "Lua stack frame header";
+      return PARSE_NEED;
+    }
+    uint8_t fh = *c->p++;
+    if (fh == 0x80)
+      break;
+    if (n == r->lua_cap) {
+      int rc = grow_frames(r, &r->lua, &r->lua_cap, n, off, "Lua stack");
+      if (rc)
+        return rc;
+    }
+    ljp_frame *f = &r->lua[n];
+    f->sym = f->proto = NULL;
+    f->line = f->mcode = 0;
+    switch (fh) {
+    case 0x01:
+      f->kind = LJP_FRAME_LUA;
+      GET_ULEB(r, c, f->value, "ULEB128 proto address in Lua stack");
+      GET_ULEB(r, c, f->line, "ULEB128 line in Lua stack");
+      f->sym = symtab_proto(&r->syms, f->value);
+      if (f->sym)
+        symtab_use_chunk(&r->syms, f->sym);
+      else
+        f->proto = reader_cfloor(r, f->value);
+      break;
+    case 0x02:
+      f->kind = LJP_FRAME_CFUNC;
+      GET_ULEB(r, c, f->value, "ULEB128 C function address in Lua stack");
+      f->sym = reader_cfloor(r, f->value);
+      break;
+    case 0x03:
+      f->kind = LJP_FRAME_FFUNC;
+      GET_ULEB(r, c, f->value, "ULEB128 fast function id in Lua stack");
+      break;
+    default:
+      return reader_fail(r, LJP_E_MALFORMED, off,
+                         "Lua stack frame header 0x%02x (expected 0x01, 0x02, "
+                         "0x03 or the 0x80 end)",
+                         fh);
+    }
+    n++;
+  }
+  *count = n;
+  return LJP_OK;
+}
+
+static int host_stack(ljp_reader *r, cursor *c, size_t *count) {
+  size_t n = 0;
+  for (;;) {
+    uint64_t off = cur_off(c), a;
+    GET_ULEB(r, c, a, "ULEB128 in host stack");
+    if (a == 0)
+      break;
+    if (n == r->host_cap) {
+      int rc = grow_frames(r, &r->host, &r->host_cap, n, off, "host stack");
+      if (rc)
+        return rc;
+    }
+    ljp_frame *f = &r->host[n++];
+    f->kind = LJP_FRAME_HOST;
+    f->value = a;
+    f->line = f->mcode = 0;
+    f->proto = NULL;
+    f->sym = reader_cfloor(r, a);
+  }
+  *count = n;
+  return LJP_OK;
+}
+
+static int ljp_symtab_event(ljp_reader *r, cursor *c, uint8_t h,
+                            uint64_t off) {
+  ljp_symbol d;
+  int rc;
+  if (r->ev_version == 1 && h == 0x0A)
+    rc = dec_sym_cfunc(r, c, &d);
+  else if (r->ev_version >= 2 && h == 0x0A)
+    rc = dec_sym_lfunc(r, c, &d);
+  else if (r->ev_version >= 2 && h == 0x0B)
+    rc = dec_sym_cfunc(r, c, &d);
+  else if (r->ev_version >= 2 && h == 0x0C)
+    rc = dec_sym_trace(r, c, &d, 0);
+  else
+    return reader_fail(r, LJP_E_MALFORMED, off,
+                       "sysprof symbol event 0x%02x does not exist in ljp "
+                       "version %u",
+                       h, r->ev_version);
+  if (rc)
+    return rc;
+  return reader_define(r, &d, 0, h, off);
+}
+
+int dec_ljp_record(ljp_reader *r, cursor *c) {
+  uint64_t off = cur_off(c);
+  if (c->p >= c->end) {
+    r->need_off = off;
+    r->need_what = "sysprof record header";
+    return PARSE_NEED;
+  }
+  uint8_t h = *c->p++;
+  if (h == 0x80) {
+    r->ev.type = LJP_EV_EPILOGUE;
+    r->state = RS_TAIL;
+    r->complete = 1;
+    return LJP_OK;
+  }
+  if (h >= 0x0A && h <= 0x0C)
+    return ljp_symtab_event(r, c, h, off);
+  if (h > 0x09)
+    return reader_fail(r, LJP_E_MALFORMED, off,
+                       "sysprof record header 0x%02x (expected a vmstate "
+                       "0x00-0x09, a symbol event 0x0A-0x0C or the 0x80 "
+                       "epilogue)",
+                       h);
+  ljp_sample *s = &r->ev.u.sample;
+  s->vmstate = h;
+  s->lua = r->lua;
+  s->host = r->host;
+  s->lua_count = s->host_count = 0;
+  s->trace.kind = LJP_FRAME_NONE;
+  s->trace.sym = s->trace.proto = NULL;
+  s->trace.value = s->trace.line = s->trace.mcode = 0;
+  int rc;
+  if (h == LJP_VMST_TRACE) {
+    uint64_t no, proto, line;
+    GET_ULEB(r, c, no, "ULEB128 trace number of a trace sample");
+    GET_ULEB(r, c, proto, "ULEB128 start proto of a trace sample");
+    GET_ULEB(r, c, line, "ULEB128 line of a trace sample");
+    reader_trace_frame(r, &s->trace, no, proto, line);
+  } else {
+    if (h >= LJP_VMST_LFUNC && h <= LJP_VMST_CFUNC &&
+        (rc = lua_stack(r, c, &s->lua_count)))
+      return rc;
+    if ((rc = host_stack(r, c, &s->host_count)))
+      return rc;
+    /* The buffers may have moved while growing. */
+    s->lua = r->lua;
+    s->host = r->host;
+  }
+  r->ev.type = LJP_EV_SAMPLE;
+  r->cnt.samples++;
+  r->cnt.vmstate[h]++;
+  if (s->lua_count > r->cnt.max_lua_depth)
+    r->cnt.max_lua_depth = s->lua_count;
+  if (s->host_count > r->cnt.max_host_depth)
+    r->cnt.max_host_depth = s->host_count;
+  return LJP_OK;
+}

@@ -1,0 +1,317 @@
+/*
+ * folder.c — events into a call tree.
+ *
+ * Every frame of every sample needs a name, and names cost a symbol lookup
+ * and a format.  The folder caches the tree's frame id per frame identity
+ * (kind, resolved symbols, raw value where nothing resolved), so a stack
+ * costs one small-hash probe per frame and each distinct frame is named
+ * once.  The identity includes the ljp_symbol pointers, which are distinct
+ * per definition: a trace number reused after jit.flush() is a new identity
+ * and gets its own (correct) name.
+ */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct name_key {
+  const void *sym, *proto;
+  uint64_t value, line, mcode;
+  uint32_t kind;
+  uint32_t id; /* 0 = empty slot */
+} name_key;
+
+typedef struct heap_block {
+  uint32_t ids[3];
+  uint32_t n;
+  uint64_t size;
+} heap_block;
+
+struct ljp_folder {
+  ljp_tree *t;
+  ljp_fold_options o;
+  name_key *cache;
+  size_t ccap, ccount;
+  ljp_frame *frames;
+  size_t fcap;
+  uint32_t *ids;
+  size_t icap;
+  char *name;
+  size_t ncap;
+  uint32_t vm_ids[LJP_VMST__MAX + 1];
+  u64map heap; /* block address -> heap_block (LIVE weight) */
+};
+
+LJP_API ljp_folder *ljp_folder_new(ljp_tree *t, const ljp_fold_options *opt) {
+  if (!t)
+    return NULL;
+  ljp_folder *f = calloc(1, sizeof(*f));
+  if (!f)
+    return NULL;
+  f->t = t;
+  if (opt)
+    f->o = *opt;
+  else
+    f->o.flavor = LJP_FLAVOR_AUTO;
+  if (f->o.view == LJP_VIEW_REFERENCE)
+    f->o.style = LJP_NAME_REFERENCE;
+  u64map_init(&f->heap);
+  return f;
+}
+
+LJP_API void ljp_folder_free(ljp_folder *f) {
+  if (!f)
+    return;
+  for (size_t i = 0; i < f->heap.cap; i++)
+    free(f->heap.vals ? f->heap.vals[i] : NULL);
+  u64map_free(&f->heap);
+  free(f->cache);
+  free(f->frames);
+  free(f->ids);
+  free(f->name);
+  free(f);
+}
+
+static ljp_class frame_class(ljp_frame_kind k) {
+  switch (k) {
+  case LJP_FRAME_LUA: return LJP_CLASS_LUA;
+  case LJP_FRAME_CFUNC: return LJP_CLASS_CFUNC;
+  case LJP_FRAME_FFUNC: return LJP_CLASS_FFUNC;
+  case LJP_FRAME_HOST: return LJP_CLASS_HOST;
+  case LJP_FRAME_TRACE: return LJP_CLASS_TRACE;
+  default: return LJP_CLASS_VM;
+  }
+}
+
+static uint64_t key_hash(const name_key *k) {
+  uint64_t h = ljp_hash64((uint64_t)(uintptr_t)k->sym ^ k->kind);
+  h = ljp_hash64(h ^ (uint64_t)(uintptr_t)k->proto ^ k->value);
+  return ljp_hash64(h ^ k->line ^ (k->mcode << 1));
+}
+
+static int key_eq(const name_key *a, const name_key *b) {
+  return a->sym == b->sym && a->proto == b->proto && a->value == b->value &&
+         a->line == b->line && a->mcode == b->mcode && a->kind == b->kind;
+}
+
+static int cache_grow(ljp_folder *f) {
+  size_t ncap = f->ccap ? f->ccap * 2 : 1024;
+  name_key *nc = calloc(ncap, sizeof(*nc));
+  if (!nc)
+    return -1;
+  for (size_t i = 0; i < f->ccap; i++) {
+    if (!f->cache[i].id)
+      continue;
+    size_t j = (size_t)key_hash(&f->cache[i]) & (ncap - 1);
+    while (nc[j].id)
+      j = (j + 1) & (ncap - 1);
+    nc[j] = f->cache[i];
+  }
+  free(f->cache);
+  f->cache = nc;
+  f->ccap = ncap;
+  return 0;
+}
+
+/* Names a formatted string into the tree. */
+static uint32_t intern_text(ljp_folder *f, const ljp_frame *fr,
+                            ljp_flavor flavor) {
+  size_t need = ljp_frame_name(fr, f->o.style, flavor, f->name, f->ncap);
+  if (need >= f->ncap) {
+    size_t ncap = need + 64;
+    char *nn = realloc(f->name, ncap);
+    if (!nn)
+      return 0;
+    f->name = nn;
+    f->ncap = ncap;
+    ljp_frame_name(fr, f->o.style, flavor, f->name, f->ncap);
+  }
+  if (need == 0)
+    return UINT32_MAX; /* the reference drops nameless frames */
+  return ljp_tree_intern(f->t, f->name, need, frame_class(fr->kind));
+}
+
+/* The tree frame id of fr: UINT32_MAX for "no frame", 0 on OOM. */
+static uint32_t frame_id(ljp_folder *f, const ljp_frame *fr,
+                         ljp_flavor flavor) {
+  name_key k;
+  memset(&k, 0, sizeof(k));
+  k.kind = (uint32_t)fr->kind;
+  k.sym = fr->sym;
+  k.proto = fr->proto;
+  k.line = fr->line;
+  k.mcode = fr->mcode;
+  /* Where a symbol resolved, the raw value does not change the name —
+   * except Lua protos (the value is the proto) and the reference style's
+   * address-0 rule. */
+  if (!fr->sym || fr->kind == LJP_FRAME_FFUNC || fr->value == 0 ||
+      fr->kind == LJP_FRAME_TRACE)
+    k.value = fr->value;
+  if (fr->kind == LJP_FRAME_HOST || fr->kind == LJP_FRAME_CFUNC)
+    k.line = 0;
+  if ((f->ccount + 1) * 2 > f->ccap && cache_grow(f))
+    return 0;
+  size_t i = (size_t)key_hash(&k) & (f->ccap - 1);
+  while (f->cache[i].id) {
+    if (key_eq(&f->cache[i], &k))
+      return f->cache[i].id;
+    i = (i + 1) & (f->ccap - 1);
+  }
+  uint32_t id = intern_text(f, fr, flavor);
+  if (!id)
+    return 0;
+  k.id = id;
+  f->cache[i] = k;
+  f->ccount++;
+  return id;
+}
+
+static uint32_t vm_frame(ljp_folder *f, int vmstate) {
+  if (vmstate < 0 || vmstate > LJP_VMST__MAX)
+    vmstate = LJP_VMST__MAX;
+  if (!f->vm_ids[vmstate]) {
+    char buf[32];
+    int n = snprintf(buf, sizeof(buf), "VMST_%s", ljp_vmstate_name(vmstate));
+    f->vm_ids[vmstate] = ljp_tree_intern(f->t, buf, (size_t)n, LJP_CLASS_VM);
+  }
+  return f->vm_ids[vmstate];
+}
+
+static int reserve_ids(ljp_folder *f, size_t n) {
+  if (n <= f->icap)
+    return 0;
+  size_t ncap = n + 64;
+  uint32_t *ni = realloc(f->ids, ncap * sizeof(*ni));
+  if (!ni)
+    return -1;
+  f->ids = ni;
+  f->icap = ncap;
+  return 0;
+}
+
+static ljp_status add_sample(ljp_folder *f, const ljp_sample *s,
+                             ljp_flavor flavor) {
+  size_t n = ljp_sample_stack(s, f->o.view, f->frames, f->fcap);
+  if (n > f->fcap) {
+    ljp_frame *nf = realloc(f->frames, (n + 64) * sizeof(*nf));
+    if (!nf)
+      return LJP_E_NOMEM;
+    f->frames = nf;
+    f->fcap = n + 64;
+    n = ljp_sample_stack(s, f->o.view, f->frames, f->fcap);
+  }
+  if (reserve_ids(f, n + 2))
+    return LJP_E_NOMEM;
+  size_t k = 0;
+  int ref = f->o.view == LJP_VIEW_REFERENCE;
+  if (f->o.vmstate == LJP_VMSTATE_ROOT && !ref)
+    f->ids[k++] = vm_frame(f, s->vmstate);
+  size_t first = k;
+  for (size_t i = 0; i < n; i++) {
+    uint32_t id = frame_id(f, &f->frames[i], flavor);
+    if (!id)
+      return LJP_E_NOMEM;
+    if (id != UINT32_MAX)
+      f->ids[k++] = id;
+  }
+  /* A view can leave a sample with no frames (host-only samples in the
+   * Lua view, leaf-mode samples in the host view): name it by its VM state
+   * rather than lose it. */
+  if (!ref && (f->o.vmstate == LJP_VMSTATE_LEAF ||
+               (k == first && f->o.vmstate == LJP_VMSTATE_NONE)))
+    f->ids[k++] = vm_frame(f, s->vmstate);
+  for (size_t i = 0; i < k; i++)
+    if (!f->ids[i])
+      return LJP_E_NOMEM;
+  return ljp_tree_add(f->t, f->ids, k, 1) == UINT32_MAX ? LJP_E_NOMEM : LJP_OK;
+}
+
+/* memprof sites: chunk; function; line — or the single reference name. */
+static size_t mem_site(ljp_folder *f, const ljp_mem_event *m,
+                       ljp_flavor flavor, uint32_t ids[3]) {
+  const ljp_frame *loc = &m->loc;
+  if (loc->kind == LJP_FRAME_LUA && loc->sym &&
+      f->o.style != LJP_NAME_REFERENCE) {
+    const ljp_symbol *p = loc->sym;
+    char buf[64];
+    unsigned alias = ljp_symbol_alias(p);
+    if (alias) {
+      int n = snprintf(buf, sizeof(buf), "function_alias_%u", alias);
+      ids[0] = ljp_tree_intern(f->t, buf, (size_t)n, LJP_CLASS_LUA);
+    } else
+      ids[0] = ljp_tree_intern(f->t, p->name, p->name_len, LJP_CLASS_LUA);
+    ljp_frame fn = *loc;
+    fn.line = p->line; /* the function: chunk:linedefined */
+    ids[1] = frame_id(f, &fn, flavor);
+    int n = snprintf(buf, sizeof(buf), "line %llu",
+                     (unsigned long long)loc->line);
+    ids[2] = ljp_tree_intern(f->t, buf, (size_t)n, LJP_CLASS_LUA);
+    return 3;
+  }
+  if (loc->kind == LJP_FRAME_NONE) {
+    ids[0] = ljp_tree_intern(f->t, "INTERNAL", 8, LJP_CLASS_VM);
+    return 1;
+  }
+  ids[0] = frame_id(f, loc, flavor);
+  return ids[0] == UINT32_MAX ? 0 : 1;
+}
+
+static ljp_status add_mem(ljp_folder *f, const ljp_mem_event *m,
+                          ljp_flavor flavor) {
+  uint32_t ids[3] = {0, 0, 0};
+  ljp_weight w = f->o.weight;
+  if (w != LJP_WEIGHT_LIVE && m->kind == LJP_MEM_FREE)
+    return LJP_OK;
+  size_t n = mem_site(f, m, flavor, ids);
+  for (size_t i = 0; i < n; i++)
+    if (!ids[i])
+      return LJP_E_NOMEM;
+  if (w == LJP_WEIGHT_BYTES)
+    return ljp_tree_add(f->t, ids, n, (int64_t)m->new_size) == UINT32_MAX
+               ? LJP_E_NOMEM
+               : LJP_OK;
+  if (w != LJP_WEIGHT_LIVE)
+    return ljp_tree_add(f->t, ids, n, 1) == UINT32_MAX ? LJP_E_NOMEM : LJP_OK;
+  /* Live bytes: a block is charged to the site that allocated it until
+   * it is freed or moved; blocks from before the profile started are not
+   * known and not charged. */
+  if (m->kind != LJP_MEM_ALLOC) {
+    heap_block *b = u64map_get(&f->heap, m->old_addr);
+    if (b) {
+      if (ljp_tree_add(f->t, b->ids, b->n, -(int64_t)b->size) == UINT32_MAX)
+        return LJP_E_NOMEM;
+      b->size = 0;
+    }
+  }
+  if (m->kind != LJP_MEM_FREE) {
+    heap_block *b = u64map_get(&f->heap, m->new_addr);
+    if (!b) {
+      b = malloc(sizeof(*b));
+      if (!b || u64map_put(&f->heap, m->new_addr, b)) {
+        free(b);
+        return LJP_E_NOMEM;
+      }
+    }
+    memcpy(b->ids, ids, sizeof(ids));
+    b->n = (uint32_t)n;
+    b->size = m->new_size;
+    if (ljp_tree_add(f->t, ids, n, (int64_t)m->new_size) == UINT32_MAX)
+      return LJP_E_NOMEM;
+  }
+  return LJP_OK;
+}
+
+LJP_API ljp_status ljp_folder_add(ljp_folder *f, const ljp_reader *r,
+                                  const ljp_event *ev) {
+  if (!f || !ev)
+    return LJP_E_ARG;
+  ljp_flavor flavor = f->o.flavor != LJP_FLAVOR_AUTO ? f->o.flavor
+                      : r ? ljp_reader_flavor(r)
+                          : LJP_FLAVOR_TARANTOOL;
+  if (ev->type == LJP_EV_SAMPLE)
+    return add_sample(f, &ev->u.sample, flavor);
+  if (ev->type == LJP_EV_MEMORY)
+    return add_mem(f, &ev->u.mem, flavor);
+  return LJP_OK;
+}

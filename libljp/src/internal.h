@@ -1,0 +1,281 @@
+/*
+ * internal.h — private structures of the libljp reader.
+ *
+ * The reader is a small state machine over an input window (input.c).  Each
+ * record is parsed as a transaction from a cursor: a parser either consumes
+ * a whole record or reports "need more bytes" without touching any state, so
+ * a record cut by the end of a pipe buffer is simply parsed again once more
+ * bytes arrived, and a record cut by the end of the input is reported as
+ * truncated with everything before it intact.
+ */
+#ifndef LJP_INTERNAL_H
+#define LJP_INTERNAL_H
+
+#include "ljp.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+
+#if defined(__GNUC__)
+#define LJP_API __attribute__((visibility("default")))
+#define LJP_LIKELY(x) __builtin_expect(!!(x), 1)
+#define LJP_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define LJP_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define LJP_API
+#define LJP_LIKELY(x) (x)
+#define LJP_UNLIKELY(x) (x)
+#define LJP_PRINTF(a, b)
+#endif
+
+/* ---- arena: bump allocation for symbols and strings, freed at once ---- */
+
+typedef struct arena_block arena_block;
+typedef struct arena {
+  arena_block *head;
+  size_t used, cap;        /* within head */
+} arena;
+
+void arena_init(arena *a);
+void arena_free(arena *a);
+void *arena_alloc(arena *a, size_t n);   /* 8-byte aligned; NULL on OOM */
+
+/* ---- u64 -> pointer hash map (open addressing, linear probing) ---- */
+
+typedef struct u64map {
+  uint64_t *keys;
+  void **vals;             /* NULL value = empty slot */
+  size_t cap, count;       /* cap is a power of two */
+} u64map;
+
+void u64map_init(u64map *m);
+void u64map_free(u64map *m);
+void *u64map_get(const u64map *m, uint64_t key);
+int u64map_put(u64map *m, uint64_t key, void *val); /* 0 ok, -1 OOM */
+
+static inline uint64_t ljp_hash64(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ULL;
+  x ^= x >> 33;
+  return x;
+}
+uint64_t ljp_hash_bytes(const void *p, size_t n);
+
+/* ---- input window ---- */
+
+typedef struct ljp_input {
+  const uint8_t *data;     /* window; data[0] is at absolute offset base */
+  size_t len;              /* bytes in the window */
+  uint64_t base;
+  int eof;                 /* nothing beyond the window */
+  int fd;                  /* descriptor input, -1 otherwise */
+  int own_fd;              /* opened by the reader: close it at the end */
+  uint8_t *buf;            /* owned buffer (fd input) */
+  size_t cap;
+  void *map;               /* mmap'ed file */
+  size_t map_len;
+} ljp_input;
+
+/* Makes at least want bytes available from absolute offset pos, reading
+ * more from the descriptor as needed (returns the bytes available from pos,
+ * which is < want only at EOF), or -1 on a read error (errno kept). */
+long long input_fill(ljp_input *in, uint64_t pos, size_t want);
+void input_close(ljp_input *in);
+
+/* ---- symbol table ---- */
+
+typedef struct csym_entry {
+  uint64_t addr;
+  uint64_t seq;            /* order of definition: later wins */
+  const ljp_symbol *sym;
+} csym_entry;
+
+/* An interned chunk name.  ljp_symbol.name of LFUNC symbols points at
+ * text[], so symbols of one chunk share one copy and one alias. */
+typedef struct chunk_rec {
+  struct chunk_rec *next;  /* hash chain */
+  size_t len;
+  unsigned alias;          /* 0 until an event uses a multi-line chunk */
+  int multiline;
+  char text[];
+} chunk_rec;
+
+static inline chunk_rec *chunk_of(const ljp_symbol *s) {
+  return (chunk_rec *)(void *)(s->name - offsetof(chunk_rec, text));
+}
+
+typedef struct symtab {
+  arena mem;
+  u64map lfunc;            /* proto address -> current ljp_symbol */
+  u64map trace;            /* trace number -> current ljp_symbol */
+  u64map cfunc;            /* exact address -> current ljp_symbol */
+  u64map cnamed;           /* hash(address, name) -> a definition of it */
+  csym_entry *sorted;      /* C symbols sorted by address (floor lookup) */
+  size_t nsorted, capsorted;
+  csym_entry *pending;     /* added since the last merge, unsorted */
+  size_t npending, cappending;
+  uint64_t pseq;           /* definition order of pending entries */
+  u64map chunks;           /* hash of chunk text -> chunk_rec chain */
+  const ljp_symbol **aliases; /* alias k-1 -> first proto using that chunk */
+  unsigned naliases, capaliases;
+  uint64_t nsymbols;       /* definitions allocated */
+  uint64_t max_symbols;
+} symtab;
+
+void symtab_init(symtab *s, uint64_t max_symbols);
+void symtab_free(symtab *s);
+/* Define a symbol; returns the (possibly existing, when *dup) definition,
+ * or NULL on OOM/limit (*err = LJP_E_NOMEM / LJP_E_LIMIT). */
+const ljp_symbol *symtab_define(symtab *s, const ljp_symbol *proto_sym,
+                                int *dup, int *redefined, ljp_status *err);
+const ljp_symbol *symtab_cfloor(symtab *s, uint64_t addr);
+/* Numbers the chunk of an LFUNC symbol on first use (multi-line only). */
+int symtab_use_chunk(symtab *s, const ljp_symbol *sym);
+static inline const ljp_symbol *symtab_proto(const symtab *s, uint64_t a) {
+  return (const ljp_symbol *)u64map_get(&s->lfunc, a);
+}
+static inline const ljp_symbol *symtab_trace(const symtab *s, uint64_t n) {
+  return (const ljp_symbol *)u64map_get(&s->trace, n);
+}
+
+/* ---- cursor for record parsing ---- */
+
+enum { CUR_OK = 0, CUR_NEED = 1, CUR_BAD = 2 };
+
+typedef struct cursor {
+  const uint8_t *p, *end;
+  const uint8_t *start;    /* window start: absolute offset base */
+  uint64_t base;
+} cursor;
+
+static inline uint64_t cur_off(const cursor *c) {
+  return c->base + (uint64_t)(c->p - c->start);
+}
+
+/* Decodes a ULEB128: CUR_OK, CUR_NEED (ran out of window) or CUR_BAD
+ * (more than 10 bytes or a value above 2^64-1). */
+static inline int cur_uleb(cursor *c, uint64_t *out) {
+  const uint8_t *p = c->p;
+  if (LJP_LIKELY(p < c->end && *p < 0x80)) {
+    *out = *p;
+    c->p = p + 1;
+    return CUR_OK;
+  }
+  uint64_t v = 0;
+  unsigned shift = 0;
+  for (int i = 0; i < 10; i++) {
+    if (p >= c->end)
+      return CUR_NEED;
+    uint8_t b = *p++;
+    if (i == 9 && b > 1)
+      return CUR_BAD;
+    v |= (uint64_t)(b & 0x7f) << shift;
+    if (!(b & 0x80)) {
+      *out = v;
+      c->p = p;
+      return CUR_OK;
+    }
+    shift += 7;
+  }
+  return CUR_BAD;
+}
+
+/* ---- the reader ---- */
+
+enum reader_state {
+  RS_NEW = 0,              /* not opened */
+  RS_LJS_PROLOGUE,
+  RS_LJS_BODY,
+  RS_EV_PROLOGUE,
+  RS_EV_BODY,
+  RS_TAIL,                 /* after the event epilogue: expect EOF */
+  RS_END,
+  RS_ERROR
+};
+
+struct ljp_reader {
+  enum reader_state state;
+  ljp_input in;
+  uint64_t pos;            /* absolute offset of the next record */
+  ljp_limits lim;
+  ljp_flavor flavor_opt;
+
+  ljp_kind kind;
+  unsigned ljs_version, ev_version;
+  int ljs_layout;          /* 'a' / 'b' for ljs 2 */
+  int loc_mcode;           /* ljm loc-trace carries mcode */
+  ljp_flavor flavor;
+  int complete;
+
+  symtab syms;
+  ljp_counters cnt;
+
+  ljp_event ev;
+  ljp_frame *lua, *host;   /* frame buffers of the current sample */
+  size_t lua_cap, host_cap;
+
+  /* host address -> C floor cache; invalidated when C symbols change */
+  uint64_t *hc_addr;
+  const ljp_symbol **hc_sym;
+  uint64_t hc_gen, syms_gen;
+  uint64_t *hc_stamp;
+
+  uint64_t need_off;       /* where the last record ran out of bytes */
+  const char *need_what;   /* ... and which field it was reading */
+
+  ljp_status status;
+  uint64_t err_off;
+  char err[256];
+};
+
+/* Record parsers: return LJP_OK with r->ev filled, or CUR_NEED via
+ * PARSE_NEED, or an error status (message set). */
+#define PARSE_NEED 100
+int dec_ljs_record(ljp_reader *r, cursor *c);
+int dec_ljm_record(ljp_reader *r, cursor *c);
+int dec_ljp_record(ljp_reader *r, cursor *c);
+int dec_ljs2_probe_layout(ljp_reader *r, cursor *c, int *layout);
+
+/* Sets the sticky error; returns st. */
+ljp_status reader_fail(ljp_reader *r, ljp_status st, uint64_t off,
+                       const char *fmt, ...) LJP_PRINTF(4, 5);
+/* Cursor failure helper: CUR_NEED -> PARSE_NEED (remember where/what for a
+ * truncation message), CUR_BAD -> malformed error. */
+int reader_field_fail(ljp_reader *r, int cur_rc, uint64_t off,
+                      const char *what);
+/* Reads a string field (len + payload) into s and n, pointing into the
+ * window. */
+int reader_string(ljp_reader *r, cursor *c, const char *what,
+                  const uint8_t **s, uint64_t *n);
+
+/* Symbol payloads, shared by the initial table and mid-stream events (their
+ * payloads are byte-for-byte the ljs ones, FORMATS.md §3.6). */
+int dec_sym_lfunc(ljp_reader *r, cursor *c, ljp_symbol *d);
+int dec_sym_cfunc(ljp_reader *r, cursor *c, ljp_symbol *d);
+int dec_sym_trace(ljp_reader *r, cursor *c, ljp_symbol *d, int with_mcode);
+
+/* Reads one ULEB128 field or returns from the calling parser. */
+#define GET_ULEB(r, c, dst, what)                                             \
+  do {                                                                        \
+    uint64_t off_ = cur_off(c);                                               \
+    int rc_ = cur_uleb((c), &(dst));                                          \
+    if (LJP_UNLIKELY(rc_))                                                    \
+      return reader_field_fail((r), rc_, off_, (what));                       \
+  } while (0)
+
+/* Symbol events shared by the three decoders. */
+int reader_define(ljp_reader *r, ljp_symbol *def, int initial,
+                  uint8_t header, uint64_t off);
+const ljp_symbol *reader_cfloor(ljp_reader *r, uint64_t addr);
+/* Fills a trace frame: number, line carried, proto named by the record. */
+void reader_trace_frame(ljp_reader *r, ljp_frame *f, uint64_t traceno,
+                        uint64_t proto, uint64_t line);
+
+/* Fast-function name tables, index = ffid, NULL-terminated. */
+extern const char *const ljp_ffnames_tarantool[];
+extern const char *const ljp_ffnames_luajit[];
+extern const char *const ljp_ffnames_openresty[];
+
+#endif

@@ -1,0 +1,209 @@
+/*
+ * stack.c — turning a sample's two stacks into the one a user reads.
+ *
+ * A sample carries the Lua stack of the running coroutine and the host
+ * stack, both innermost first.  The merged view reads like the program ran:
+ * host frames from _start down to where C entered the VM, then the Lua
+ * frames that run there, and again host frames where a C or fast function
+ * called back into Lua, and so on.
+ *
+ * The join points are the host frames that enter the VM: the lua_*call API
+ * and the VM's own entries (call entries), and the coroutine switches
+ * (thread entries).  The Lua stack covers only the running coroutine, so
+ * its frames belong after the innermost thread entry.  The Lua stack is cut
+ * into segments after every C or fast-function frame that has Lua frames
+ * inside it; segment i goes after the i-th entry.  Producers drop host
+ * frames (the default backtracer loses the innermost dozen, leaf mode keeps
+ * none), so entries may be missing: leftover segments go at the end, in
+ * order.  Lua frames are never dropped or reordered and no frame is
+ * invented — except that a Lua C-function frame is left out where the host
+ * stack shows the very same function right after it.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct out_buf {
+  ljp_frame *out;
+  size_t cap, n;
+} out_buf;
+
+static void emit(out_buf *o, const ljp_frame *f) {
+  if (o->n < o->cap)
+    o->out[o->n] = *f;
+  o->n++;
+}
+
+static int name_is(const ljp_frame *f, const char *const *names) {
+  if (!f->sym || !f->sym->name)
+    return 0;
+  for (; *names; names++)
+    if (strcmp(f->sym->name, *names) == 0)
+      return 1;
+  return 0;
+}
+
+static const char *const call_entries[] = {
+    "lua_call", "lua_pcall", "lua_cpcall", "lua_callk", "lua_pcallk",
+    "lj_vm_call", "lj_vm_pcall", "lj_vm_cpcall", NULL};
+static const char *const thread_entries[] = {
+    "lua_resume", "lj_vm_resume", "lj_ff_coroutine_resume",
+    "lj_ff_coroutine_wrap_aux", NULL};
+
+/* pcall and xpcall call Lua inside the VM itself (ids 20 and 21 in every
+ * flavor's numbering): no host frame, no new entry. */
+static int vm_internal_ffunc(const ljp_frame *f) {
+  return f->value == 20 || f->value == 21;
+}
+
+/* Host frame i of the sample, outermost first. */
+#define HOST(s, i) (&(s)->host[(s)->host_count - 1 - (i)])
+/* Lua frame i of the sample, outermost first. */
+#define LUA(s, i) (&(s)->lua[(s)->lua_count - 1 - (i)])
+
+static int host_has_sym(const ljp_sample *s, size_t from, size_t to,
+                        const ljp_symbol *sym) {
+  for (size_t i = from; i < to; i++)
+    if (HOST(s, i)->sym == sym)
+      return 1;
+  return 0;
+}
+
+/* Emits Lua segment [a, b) (outermost-first indices); a C-function frame
+ * at its end is left out when host frames [hfrom, hto) show it. */
+static void emit_segment(out_buf *o, const ljp_sample *s, size_t a, size_t b,
+                         size_t hfrom, size_t hto) {
+  for (size_t i = a; i < b; i++) {
+    const ljp_frame *f = LUA(s, i);
+    if (i + 1 == b && f->kind == LJP_FRAME_CFUNC && f->sym &&
+        host_has_sym(s, hfrom, hto, f->sym))
+      continue;
+    emit(o, f);
+  }
+}
+
+static void merged(out_buf *o, const ljp_sample *s, size_t *entries,
+                   size_t *seg_end) {
+  size_t nh = s->host_count, nl = s->lua_count;
+  /* Entry positions (outermost-first host indices).  A run of adjacent
+   * entry frames (lua_pcall then lj_vm_pcall) is one entry, at its last
+   * frame. */
+  size_t nentries = 0;
+  for (size_t i = 0; i < nh; i++) {
+    const ljp_frame *f = HOST(s, i);
+    int thread = name_is(f, thread_entries);
+    if (!thread && !name_is(f, call_entries))
+      continue;
+    if (thread)
+      nentries = 0; /* entries of outer coroutines do not run this stack */
+    if (nentries && entries[nentries - 1] + 1 == i)
+      entries[nentries - 1] = i;
+    else
+      entries[nentries++] = i;
+  }
+  /* Segment boundaries: after each C/fast frame that has Lua inside. */
+  size_t nseg = 0, start = 0;
+  for (size_t i = 0; i < nl; i++) {
+    const ljp_frame *f = LUA(s, i);
+    int boundary = f->kind == LJP_FRAME_CFUNC ||
+                   (f->kind == LJP_FRAME_FFUNC && !vm_internal_ffunc(f));
+    if (boundary || i + 1 == nl)
+      seg_end[nseg++] = i + 1;
+  }
+  size_t h = 0, seg = 0;
+  for (size_t e = 0; e < nentries && seg < nseg; e++, seg++) {
+    size_t stop = entries[e] + 1;
+    for (; h < stop; h++)
+      emit(o, HOST(s, h));
+    size_t hnext = e + 1 < nentries ? entries[e + 1] + 1 : nh;
+    emit_segment(o, s, start, seg_end[seg], h, hnext);
+    start = seg_end[seg];
+  }
+  /* Host frames after the last used entry, then what is left of Lua. */
+  if (nentries == 0 || seg < nseg) {
+    size_t hstart = h;
+    for (; h < nh; h++)
+      emit(o, HOST(s, h));
+    for (; seg < nseg; seg++) {
+      emit_segment(o, s, start, seg_end[seg], hstart, nh);
+      start = seg_end[seg];
+    }
+  } else {
+    for (; h < nh; h++)
+      emit(o, HOST(s, h));
+  }
+}
+
+/* Tarantool's `luajit -ts` merge (FORMATS.md §9.3), bugs included (T8):
+ * Lua frames are spliced in only at lua_call/lua_pcall, up to the first C
+ * function, and at lua_cpcall the innermost Lua frame is removed. */
+static void reference(out_buf *o, const ljp_sample *s, size_t *L) {
+  /* L: the Lua stack as outermost-first indices, with removals. */
+  size_t n = s->lua_count;
+  for (size_t i = 0; i < n; i++)
+    L[i] = i;
+  for (size_t hi = 0; hi < s->host_count; hi++) {
+    const ljp_frame *h = HOST(s, hi);
+    emit(o, h);
+    const char *nm = h->sym ? h->sym->name : NULL;
+    if (!nm)
+      continue;
+    if (strncmp(nm, "lua_cpcall", 10) == 0) {
+      if (n)
+        n--;
+    } else if (strncmp(nm, "lua_call", 8) == 0 ||
+               strncmp(nm, "lua_pcall", 9) == 0) {
+      if (!n)
+        continue;
+      size_t k = 0;
+      while (k < n && LUA(s, L[k])->kind != LJP_FRAME_CFUNC)
+        emit(o, LUA(s, L[k++]));
+      if (k == n)
+        k = n - 1; /* no C frame met: the last element goes */
+      memmove(&L[k], &L[k + 1], (n - k - 1) * sizeof(*L));
+      n--;
+    }
+  }
+}
+
+LJP_API size_t ljp_sample_stack(const ljp_sample *s, ljp_stack_view view,
+                                ljp_frame *out, size_t cap) {
+  out_buf o = {out, out ? cap : 0, 0};
+  if (!s)
+    return 0;
+  if (s->vmstate == LJP_VMST_TRACE) {
+    if (view != LJP_VIEW_REFERENCE && s->trace.kind == LJP_FRAME_TRACE)
+      emit(&o, &s->trace);
+    return o.n;
+  }
+  /* Scratch index arrays: on the stack for ordinary depths. */
+  size_t small[2][256];
+  size_t *a = small[0], *b = small[1];
+  size_t need = s->host_count > s->lua_count ? s->host_count : s->lua_count;
+  if (need > 256) {
+    a = malloc(2 * need * sizeof(size_t));
+    if (!a) /* no memory for the merge: still show every frame */
+      view = view == LJP_VIEW_REFERENCE ? LJP_VIEW_HOST : LJP_VIEW_LUA;
+    b = a ? a + need : NULL;
+  }
+  switch (view) {
+  case LJP_VIEW_LUA:
+    for (size_t i = 0; i < s->lua_count; i++)
+      emit(&o, LUA(s, i));
+    break;
+  case LJP_VIEW_HOST:
+    for (size_t i = 0; i < s->host_count; i++)
+      emit(&o, HOST(s, i));
+    break;
+  case LJP_VIEW_REFERENCE:
+    reference(&o, s, a);
+    break;
+  default:
+    merged(&o, s, a, b);
+    break;
+  }
+  if (a != small[0])
+    free(a);
+  return o.n;
+}

@@ -1,0 +1,241 @@
+/*
+ * symtab.c — the symbol table as the stream builds it.
+ *
+ * Semantics follow the reference parser (FORMATS.md §8): a later definition
+ * of a proto address, trace number or C address shadows the earlier one
+ * from that point of the stream on, and C addresses resolve by floor (the
+ * greatest dumped address <= the query).  Unlike the reference, shadowed
+ * definitions stay alive (events already returned keep pointing at them),
+ * and each carries a generation number so aggregations can keep reused
+ * trace numbers apart.
+ *
+ * C symbols arrive by the thousand and are re-dumped identically over and
+ * over (T16), so an exact repeat is detected with one hash probe and costs
+ * nothing.  New C symbols go to an unsorted pending list that is merged into
+ * the sorted array lazily, at the next floor lookup.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void symtab_init(symtab *s, uint64_t max_symbols) {
+  memset(s, 0, sizeof(*s));
+  arena_init(&s->mem);
+  s->max_symbols = max_symbols;
+}
+
+void symtab_free(symtab *s) {
+  arena_free(&s->mem);
+  u64map_free(&s->lfunc);
+  u64map_free(&s->trace);
+  u64map_free(&s->cfunc);
+  u64map_free(&s->cnamed);
+  u64map_free(&s->chunks);
+  free(s->sorted);
+  free(s->pending);
+  free(s->aliases);
+  memset(s, 0, sizeof(*s));
+}
+
+static const char *intern_chunk(symtab *s, const char *text, size_t len) {
+  uint64_t h = ljp_hash_bytes(text, len) | 1; /* never 0: keeps keys distinct from nothing */
+  chunk_rec *head = u64map_get(&s->chunks, h);
+  for (chunk_rec *c = head; c; c = c->next)
+    if (c->len == len && memcmp(c->text, text, len) == 0)
+      return c->text;
+  chunk_rec *c = arena_alloc(&s->mem, sizeof(*c) + len + 1);
+  if (!c)
+    return NULL;
+  c->next = head;
+  c->len = len;
+  c->alias = 0;
+  c->multiline = memchr(text, '\n', len) != NULL;
+  memcpy(c->text, text, len);
+  c->text[len] = '\0';
+  if (u64map_put(&s->chunks, h, c))
+    return NULL;
+  return c->text;
+}
+
+int symtab_use_chunk(symtab *s, const ljp_symbol *sym) {
+  chunk_rec *c = chunk_of(sym);
+  if (!c->multiline || c->alias)
+    return 0;
+  if (s->naliases == s->capaliases) {
+    unsigned ncap = s->capaliases ? s->capaliases * 2 : 8;
+    const ljp_symbol **na = realloc(s->aliases, ncap * sizeof(*na));
+    if (!na)
+      return -1;
+    s->aliases = na;
+    s->capaliases = ncap;
+  }
+  s->aliases[s->naliases++] = sym;
+  c->alias = s->naliases;
+  return 0;
+}
+
+static int pending_push(symtab *s, uint64_t addr, const ljp_symbol *sym) {
+  if (s->npending == s->cappending) {
+    size_t ncap = s->cappending ? s->cappending * 2 : 256;
+    csym_entry *np = realloc(s->pending, ncap * sizeof(*np));
+    if (!np)
+      return -1;
+    s->pending = np;
+    s->cappending = ncap;
+  }
+  csym_entry *e = &s->pending[s->npending];
+  e->addr = addr;
+  e->seq = s->pseq++;
+  e->sym = sym;
+  s->npending++;
+  return 0;
+}
+
+const ljp_symbol *symtab_define(symtab *s, const ljp_symbol *def, int *dup,
+                                int *redefined, ljp_status *err) {
+  u64map *map;
+  uint64_t key;
+  *dup = *redefined = 0;
+  switch (def->kind) {
+  case LJP_SYM_LFUNC: map = &s->lfunc; key = def->addr; break;
+  case LJP_SYM_CFUNC: map = &s->cfunc; key = def->addr; break;
+  default: map = &s->trace; key = def->traceno; break;
+  }
+  const ljp_symbol *old = u64map_get(map, key);
+  uint64_t named_key = 0;
+  if (def->kind == LJP_SYM_CFUNC) {
+    /* One address often carries several names (undefined symbols sit at
+     * an object's load base), so every re-dump walks the same names in
+     * the same order: a definition seen before is reused, never copied. */
+    named_key = ljp_hash64(def->addr ^ ljp_hash_bytes(def->name, def->name_len));
+    const ljp_symbol *seen = u64map_get(&s->cnamed, named_key);
+    if (seen && seen->addr == def->addr && seen->name_len == def->name_len &&
+        memcmp(seen->name, def->name, def->name_len) == 0) {
+      *dup = 1;
+      if (old == seen)
+        return old;
+      *redefined = 1;
+      if (u64map_put(map, key, (void *)seen) || pending_push(s, key, seen)) {
+        *err = LJP_E_NOMEM;
+        return NULL;
+      }
+      return seen;
+    }
+  }
+  if (old) {
+    *redefined = 1;
+    /* Identical repeats (C re-dumps, protos re-announced) are the same
+     * definition.  Traces are never merged: a trace number reused after
+     * jit.flush() is a different trace even when it starts at the same
+     * line, and its samples must not be counted as the old one's. */
+    if (def->kind != LJP_SYM_TRACE && old->line == def->line &&
+        old->name_len == def->name_len &&
+        memcmp(old->name, def->name, def->name_len) == 0) {
+      *dup = 1;
+      return old;
+    }
+  }
+  if (s->nsymbols >= s->max_symbols) {
+    *err = LJP_E_LIMIT;
+    return NULL;
+  }
+  ljp_symbol *n = arena_alloc(&s->mem, sizeof(*n));
+  if (!n) {
+    *err = LJP_E_NOMEM;
+    return NULL;
+  }
+  *n = *def;
+  n->generation = old ? old->generation + 1 : 0;
+  if (def->kind == LJP_SYM_LFUNC) {
+    n->name = intern_chunk(s, def->name, def->name_len);
+  } else if (def->kind == LJP_SYM_CFUNC) {
+    char *copy = arena_alloc(&s->mem, def->name_len + 1);
+    if (copy) {
+      memcpy(copy, def->name, def->name_len);
+      copy[def->name_len] = '\0';
+    }
+    n->name = copy;
+  } else {
+    n->name = NULL;
+    n->name_len = 0;
+  }
+  if ((def->kind != LJP_SYM_TRACE && !n->name) || u64map_put(map, key, n) ||
+      (def->kind == LJP_SYM_CFUNC &&
+       (pending_push(s, key, n) || u64map_put(&s->cnamed, named_key, n)))) {
+    *err = LJP_E_NOMEM;
+    return NULL;
+  }
+  s->nsymbols++;
+  return n;
+}
+
+static int cmp_entry(const void *a, const void *b) {
+  const csym_entry *x = a, *y = b;
+  if (x->addr != y->addr)
+    return x->addr < y->addr ? -1 : 1;
+  return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Merges the pending C symbols into the sorted array; for equal addresses
+ * the latest definition wins (the reference AVL replaces on equal keys). */
+static int merge_pending(symtab *s) {
+  qsort(s->pending, s->npending, sizeof(csym_entry), cmp_entry);
+  size_t w = 0;
+  for (size_t i = 0; i < s->npending; i++) {
+    if (w && s->pending[w - 1].addr == s->pending[i].addr)
+      s->pending[w - 1] = s->pending[i];
+    else
+      s->pending[w++] = s->pending[i];
+  }
+  size_t need = s->nsorted + w;
+  csym_entry *out = malloc((need ? need : 1) * sizeof(*out));
+  if (!out)
+    return -1;
+  size_t i = 0, j = 0, k = 0;
+  while (i < s->nsorted || j < w) {
+    if (j == w || (i < s->nsorted && s->sorted[i].addr < s->pending[j].addr))
+      out[k++] = s->sorted[i++];
+    else if (i == s->nsorted || s->pending[j].addr < s->sorted[i].addr)
+      out[k++] = s->pending[j++];
+    else {
+      out[k++] = s->pending[j++]; /* same address: the newer one */
+      i++;
+    }
+  }
+  free(s->sorted);
+  s->sorted = out;
+  s->nsorted = k;
+  s->capsorted = need;
+  s->npending = 0;
+  return 0;
+}
+
+const ljp_symbol *symtab_cfloor(symtab *s, uint64_t addr) {
+  if (s->npending && merge_pending(s)) {
+    /* Out of memory while merging: answer from both lists the slow way. */
+    const csym_entry *best = NULL;
+    for (size_t i = 0; i < s->npending; i++)
+      if (s->pending[i].addr <= addr &&
+          (!best || s->pending[i].addr > best->addr ||
+           (s->pending[i].addr == best->addr && s->pending[i].seq > best->seq)))
+        best = &s->pending[i];
+    size_t lo = 0, hi = s->nsorted;
+    while (lo < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      if (s->sorted[mid].addr <= addr) lo = mid + 1; else hi = mid;
+    }
+    if (lo && (!best || s->sorted[lo - 1].addr > best->addr))
+      return s->sorted[lo - 1].sym;
+    return best ? best->sym : NULL;
+  }
+  size_t lo = 0, hi = s->nsorted;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (s->sorted[mid].addr <= addr)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo ? s->sorted[lo - 1].sym : NULL;
+}
