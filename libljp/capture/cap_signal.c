@@ -1,0 +1,366 @@
+/*
+ * cap_signal.c — the SIGPROF handler, the ring of captured ticks and the
+ * timers.  This is the only code of the capture core that runs in signal
+ * context, so everything reachable from cap_on_signal() is
+ * async-signal-safe: no malloc, no locks, no Lua API, no stdio.  It touches
+ * only memory allocated at start, and publishes each slot with a release
+ * store that the safe-point consumer pairs with an acquire load.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1   /* REG_RIP, sigev_notify_thread_id */
+#endif
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+#include <unwind.h>
+
+#include <luajit.h>
+
+#include "cap_internal.h"
+
+uint64_t cap_now_ns(clockid_t clk)
+{
+  struct timespec ts;
+  if (clock_gettime(clk, &ts) != 0)
+    return 0;
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t uc_pc(void *ucv)
+{
+  ucontext_t *uc = ucv;
+  if (!uc)
+    return 0;
+#if defined(__x86_64__)
+  return (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+#elif defined(__i386__)
+  return (uint64_t)(uint32_t)uc->uc_mcontext.gregs[REG_EIP];
+#elif defined(__aarch64__)
+  return (uint64_t)uc->uc_mcontext.pc;
+#else
+  return 0;
+#endif
+}
+
+/* ---- machine-code zones -------------------------------------------------- */
+
+/* Where JIT machine code lives.  libgcc's unwinder must never be asked to
+ * step out of a machine-code frame: there is no CFI for it (or a generic
+ * one that does not describe the trace), and a wrong step can make libgcc
+ * abort.  The handler stops unwinding at the first address inside a zone.
+ * Zones only grow (an area freed by a flush is reused by later traces), and
+ * are published entry by entry with release stores, so the handler can read
+ * them while the VM thread adds one. */
+#define CAP_MAX_ZONES 128
+#define CAP_ZONE_SLACK ((uint64_t)1 << 16)
+static _Atomic uint64_t zone_lo[CAP_MAX_ZONES], zone_hi[CAP_MAX_ZONES];
+static _Atomic uint32_t nzones;
+
+void cap_signal_note_mcode(uint64_t lo, uint64_t hi)
+{
+  uint32_t i, n = atomic_load_explicit(&nzones, memory_order_relaxed);
+  for (i = 0; i < n; i++) {
+    uint64_t zl = atomic_load_explicit(&zone_lo[i], memory_order_relaxed);
+    uint64_t zh = atomic_load_explicit(&zone_hi[i], memory_order_relaxed);
+    if (lo + CAP_ZONE_SLACK >= zl && lo <= zh + CAP_ZONE_SLACK) {
+      if (lo < zl)
+        atomic_store_explicit(&zone_lo[i], lo, memory_order_release);
+      if (hi > zh)
+        atomic_store_explicit(&zone_hi[i], hi, memory_order_release);
+      return;
+    }
+  }
+  if (n == CAP_MAX_ZONES)
+    return;
+  atomic_store_explicit(&zone_lo[n], lo, memory_order_relaxed);
+  atomic_store_explicit(&zone_hi[n], hi, memory_order_relaxed);
+  atomic_store_explicit(&nzones, n + 1, memory_order_release);
+}
+
+void cap_signal_reset_mcode(void)
+{
+  atomic_store_explicit(&nzones, 0, memory_order_release);
+}
+
+static int in_mcode(uint64_t ip)
+{
+  uint32_t i, n = atomic_load_explicit(&nzones, memory_order_acquire);
+  for (i = 0; i < n; i++)
+    if (ip >= atomic_load_explicit(&zone_lo[i], memory_order_acquire) &&
+        ip < atomic_load_explicit(&zone_hi[i], memory_order_acquire))
+      return 1;
+  return 0;
+}
+
+/* ---- default backtracer: libgcc's unwinder ------------------------------ */
+
+/* The slot being filled.  Only the VM thread's handler writes it, and one
+ * handler runs at a time (SIGPROF is blocked during its own handler). */
+static uint64_t *bt_out;
+static uint32_t bt_cap, bt_n;
+
+static _Unwind_Reason_Code bt_step(struct _Unwind_Context *ctx, void *arg)
+{
+  uintptr_t ip = _Unwind_GetIP(ctx);
+  (void)arg;
+  if (ip == 0)
+    return _URC_END_OF_STACK;
+  if (bt_n >= bt_cap)
+    return _URC_END_OF_STACK;
+  bt_out[bt_n++] = (uint64_t)ip;
+  /* Machine code: record it (it names the trace) but never step out. */
+  if (in_mcode((uint64_t)ip))
+    return _URC_END_OF_STACK;
+  return _URC_NO_REASON;
+}
+
+/* frame_writer for Tarantool-style backtracers. */
+static void *bt_frame_writer(int frame_no, void *addr)
+{
+  (void)frame_no;
+  if (!addr || bt_n >= bt_cap)
+    return NULL;
+  bt_out[bt_n++] = (uint64_t)(uintptr_t)addr;
+  return addr;
+}
+
+void cap_backtracer_warmup(void)
+{
+  /* The first unwind may load libgcc_s' FDE caches or register objects
+   * (it can take the loader lock); do it now, outside any handler. */
+  uint64_t scratch[8];
+  bt_out = scratch;
+  bt_cap = 8;
+  bt_n = 0;
+  if (cap_S.backtracer)
+    cap_S.backtracer(bt_frame_writer);
+  else
+    _Unwind_Backtrace(bt_step, NULL);
+  bt_out = NULL;
+  bt_cap = 0;
+}
+
+/* Unwinds into frames[0..cap) and drops everything inside the handler: the
+ * stack then starts at the interrupted PC.  Returns the frame count. */
+static uint32_t capture_stack(uint64_t pc, uint64_t *frames, uint32_t cap)
+{
+  uint32_t i, n;
+  bt_out = frames;
+  bt_cap = cap;
+  bt_n = 0;
+  if (cap_S.backtracer)
+    cap_S.backtracer(bt_frame_writer);
+  else
+    _Unwind_Backtrace(bt_step, NULL);
+  n = bt_n;
+  bt_out = NULL;
+  for (i = 0; i < n && i < CAP_HANDLER_EXTRA; i++)
+    if (frames[i] == pc)
+      break;
+  if (i < n && i < CAP_HANDLER_EXTRA) {
+    memmove(frames, frames + i, (size_t)(n - i) * sizeof *frames);
+    n -= i;
+  } else if (!cap_S.backtracer || n == 0) {
+    /* The unwinder did not get past the signal frame: keep the PC only. */
+    frames[0] = pc;
+    n = pc ? 1 : 0;
+  }
+  if (n > cap_S.max_frames)
+    n = cap_S.max_frames;
+  return n;
+}
+
+/* ---- the handler -------------------------------------------------------- */
+
+static void chain_luajit(int sig, siginfo_t *si, void *uc)
+{
+  const struct sigaction *sa = &cap_S.lj_sa;
+  if (sa->sa_flags & SA_SIGINFO) {
+    if (sa->sa_sigaction)
+      sa->sa_sigaction(sig, si, uc);
+  } else if (sa->sa_handler != SIG_DFL && sa->sa_handler != SIG_IGN) {
+    sa->sa_handler(sig);
+  }
+}
+
+static void cap_on_signal(int sig, siginfo_t *si, void *uc)
+{
+  int saved_errno = errno;
+  uint64_t t0 = cap_now_ns(CLOCK_MONOTONIC);
+  cap_ring *r = &cap_S.ring;
+  uint32_t head, tail;
+
+  if (!atomic_load_explicit(&cap_S.armed, memory_order_acquire))
+    goto out;
+  if ((pid_t)syscall(SYS_gettid) != cap_S.vm_tid) {
+    /* Not the VM thread: capturing would describe the wrong stack, and
+     * chaining would make LuaJIT count a tick without a slot. */
+    atomic_fetch_add_explicit(&cap_S.foreign, 1, memory_order_relaxed);
+    goto out;
+  }
+  atomic_fetch_add_explicit(&cap_S.ticks, 1, memory_order_relaxed);
+  head = atomic_load_explicit(&r->head, memory_order_relaxed);
+  tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+  if (head - tail >= r->nslots) {
+    atomic_fetch_add_explicit(&cap_S.dropped, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&cap_S.drops_pending, 1, memory_order_relaxed);
+  } else {
+    uint32_t idx = head % r->nslots;
+    uint64_t *frames = r->frames + (size_t)idx * r->stride;
+    uint64_t pc = uc_pc(uc);
+    if (cap_S.mode == LJP_CAPTURE_CALLGRAPH) {
+      r->nframes[idx] = capture_stack(pc, frames, r->stride);
+    } else {
+      /* D needs the PC for trace attribution, L only the leaf. */
+      frames[0] = pc;
+      r->nframes[idx] = pc ? 1 : 0;
+    }
+    atomic_store_explicit(&r->head, head + 1, memory_order_release);
+  }
+  chain_luajit(sig, si, uc);
+  atomic_fetch_add_explicit(&cap_S.handler_ns,
+                            cap_now_ns(CLOCK_MONOTONIC) - t0,
+                            memory_order_relaxed);
+out:
+  errno = saved_errno;
+}
+
+/* ---- arming ------------------------------------------------------------- */
+
+static int same_handler(const struct sigaction *a, const struct sigaction *b)
+{
+  if ((a->sa_flags & SA_SIGINFO) != (b->sa_flags & SA_SIGINFO))
+    return 0;
+  if (a->sa_flags & SA_SIGINFO)
+    return a->sa_sigaction == b->sa_sigaction;
+  return a->sa_handler == b->sa_handler;
+}
+
+/* Starts LuaJIT's profiler and puts our handler in front of it.  Returns
+ * LJP_CAPTURE_SUCCESS or ERRRUN (LuaJIT's profiler is held elsewhere). */
+int cap_signal_arm(lua_State *L, int timer, uint64_t period_us)
+{
+  struct sigaction ign, cur, ours;
+  sigset_t block, old;
+  char mode[32];
+  uint64_t ms = (period_us + 999) / 1000;
+
+  sigemptyset(&block);
+  sigaddset(&block, SIGPROF);
+  /* No tick may reach LuaJIT's handler before ours is in front of it:
+   * it would be counted without a slot. */
+  pthread_sigmask(SIG_BLOCK, &block, &old);
+
+  sigaction(SIGPROF, NULL, &cap_S.orig_sa);
+  /* LuaJIT saves the disposition it finds and restores it at its stop,
+   * including the stop that lua_close() performs.  Make that SIG_IGN, so a
+   * tick of our own timer that lands between lua_close() and our cleanup is
+   * ignored instead of killing the process with SIGPROF's default action;
+   * our stop restores the host's original. */
+  memset(&ign, 0, sizeof ign);
+  ign.sa_handler = SIG_IGN;
+  sigemptyset(&ign.sa_mask);
+  sigaction(SIGPROF, &ign, NULL);
+
+  if (ms < 1)
+    ms = 1;
+  if (ms > 1000000)
+    ms = 1000000;
+  snprintf(mode, sizeof mode, "i%u", (unsigned)ms);
+  luaJIT_profile_start(L, mode, cap_profile_cb, NULL);
+  sigaction(SIGPROF, NULL, &cur);
+  if (same_handler(&cur, &ign)) {
+    /* LuaJIT returned silently: another VM profiles. */
+    sigaction(SIGPROF, &cap_S.orig_sa, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return LJP_CAPTURE_ERRRUN;
+  }
+  cap_S.lj_sa = cur;
+  cap_S.vm_tid = (pid_t)syscall(SYS_gettid);
+
+  memset(&ours, 0, sizeof ours);
+  ours.sa_sigaction = cap_on_signal;
+  ours.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&ours.sa_mask);
+  atomic_store_explicit(&cap_S.armed, 1, memory_order_release);
+  sigaction(SIGPROF, &ours, NULL);
+
+  cap_S.have_timer = 0;
+  if (timer == LJP_CAPTURE_TIMER_ITIMER) {
+    cap_S.clock = CLOCK_PROCESS_CPUTIME_ID;
+    if (period_us % 1000 != 0) {
+      struct itimerval tv;
+      tv.it_interval.tv_sec = (time_t)(period_us / 1000000);
+      tv.it_interval.tv_usec = (suseconds_t)(period_us % 1000000);
+      tv.it_value = tv.it_interval;
+      setitimer(ITIMER_PROF, &tv, NULL);
+    }
+  } else {
+    struct itimerval zero;
+    struct sigevent sev;
+    struct itimerspec its;
+    clockid_t clk = CLOCK_MONOTONIC;
+    memset(&zero, 0, sizeof zero);
+    setitimer(ITIMER_PROF, &zero, NULL);   /* LuaJIT's timer off */
+    if (timer == LJP_CAPTURE_TIMER_THREAD &&
+        pthread_getcpuclockid(pthread_self(), &clk) != 0)
+      clk = CLOCK_THREAD_CPUTIME_ID;
+    cap_S.clock = clk;
+    memset(&sev, 0, sizeof sev);
+    sev.sigev_notify = SIGEV_THREAD_ID;
+    sev.sigev_signo = SIGPROF;
+#ifdef sigev_notify_thread_id
+    sev.sigev_notify_thread_id = cap_S.vm_tid;
+#else
+    sev._sigev_un._tid = cap_S.vm_tid;
+#endif
+    if (timer_create(clk, &sev, &cap_S.timerid) == 0) {
+      its.it_interval.tv_sec = (time_t)(period_us / 1000000);
+      its.it_interval.tv_nsec = (long)(period_us % 1000000) * 1000;
+      its.it_value = its.it_interval;
+      timer_settime(cap_S.timerid, 0, &its, NULL);
+      cap_S.have_timer = 1;
+    }
+  }
+  cap_S.t_start = cap_now_ns(cap_S.clock);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  return LJP_CAPTURE_SUCCESS;
+}
+
+/* Stops every tick source, stops LuaJIT's profiler (L may be NULL when the
+ * VM is gone) and restores the host's SIGPROF disposition. */
+void cap_signal_disarm(lua_State *L)
+{
+  struct sigaction ign;
+  struct itimerval zero;
+  sigset_t block, old;
+
+  sigemptyset(&block);
+  sigaddset(&block, SIGPROF);
+  pthread_sigmask(SIG_BLOCK, &block, &old);
+  if (cap_S.have_timer) {
+    timer_delete(cap_S.timerid);
+    cap_S.have_timer = 0;
+  }
+  memset(&zero, 0, sizeof zero);
+  setitimer(ITIMER_PROF, &zero, NULL);
+  atomic_store_explicit(&cap_S.armed, 0, memory_order_release);
+  /* SIG_IGN discards a tick still pending on this thread; then the host's
+   * own disposition comes back. */
+  memset(&ign, 0, sizeof ign);
+  ign.sa_handler = SIG_IGN;
+  sigemptyset(&ign.sa_mask);
+  sigaction(SIGPROF, &ign, NULL);
+  /* LuaJIT restores what it found at its start (SIG_IGN, see arm). */
+  if (L)
+    luaJIT_profile_stop(L);
+  sigaction(SIGPROF, &cap_S.orig_sa, NULL);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+}

@@ -1,0 +1,342 @@
+/*
+ * cap_state.c — the lifecycle of the capture core: the luaM_sysprof-shaped
+ * public API (setters, start, stop, report, drain), the adapter from the
+ * host's writer to libljp's encoder, and the sentinel that stops the
+ * profiler when the profiled VM is closed while it runs.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <luajit.h>
+
+#include "cap_internal.h"
+
+cap_state cap_S;
+
+/* Registry key of the sentinel userdata. */
+static const char sentinel_key = 0;
+
+int ljp_capture_flavor(void)
+{
+#ifdef OPENRESTY_LUAJIT
+  return LJP_FLAVOR_OPENRESTY;
+#else
+  return LJP_FLAVOR_LUAJIT;
+#endif
+}
+
+int ljp_capture_set_writer(ljp_capture_writer w)
+{
+  if (cap_S.running || !w)
+    return LJP_CAPTURE_ERRUSE;
+  cap_S.writer = w;
+  return LJP_CAPTURE_SUCCESS;
+}
+
+int ljp_capture_set_on_stop(ljp_capture_on_stop cb)
+{
+  if (cap_S.running || !cb)
+    return LJP_CAPTURE_ERRUSE;
+  cap_S.on_stop = cb;
+  return LJP_CAPTURE_SUCCESS;
+}
+
+int ljp_capture_set_backtracer(ljp_capture_backtracer bt)
+{
+  if (cap_S.running)
+    return LJP_CAPTURE_ERRUSE;
+  cap_S.backtracer = bt;
+  cap_backtracer_warmup();
+  return LJP_CAPTURE_SUCCESS;
+}
+
+/* libljp sink -> the host's luam_Sysprof_writer-style callback. */
+static int sink(void *ctx, const void *data, size_t len)
+{
+  const void *p = data;
+  size_t n;
+  errno = 0;
+  n = cap_S.writer(&p, len, ctx);
+  if (n < len || p == NULL) {
+    cap_S.writer_errno = errno ? errno : EIO;
+    cap_S.writer_failed = 1;
+    return -1;
+  }
+  return 0;
+}
+
+void cap_note_writer(void)
+{
+  if (cap_S.w && ljp_writer_status(cap_S.w) != LJP_OK && !cap_S.writer_failed) {
+    cap_S.writer_failed = 1;
+    if (!cap_S.writer_errno)
+      cap_S.writer_errno = ENOMEM;
+  }
+}
+
+static const void *vm_of(lua_State *L)
+{
+  return lua_topointer(L, LUA_REGISTRYINDEX);
+}
+
+static int sentinel_gc(lua_State *L)
+{
+  unsigned *s = lua_touserdata(L, 1);
+  if (s && cap_S.running && *s == cap_S.session)
+    cap_stop_internal(L, 1);
+  return 0;
+}
+
+static void sentinel_set(lua_State *L, int on)
+{
+  lua_pushlightuserdata(L, (void *)&sentinel_key);
+  if (on) {
+    unsigned *s = lua_newuserdata(L, sizeof *s);
+    *s = cap_S.session;
+    lua_createtable(L, 0, 1);
+    lua_pushcfunction(L, sentinel_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_setmetatable(L, -2);
+  } else {
+    lua_pushnil(L);
+  }
+  lua_rawset(L, LUA_REGISTRYINDEX);
+}
+
+static void release(void)
+{
+  if (cap_S.w)
+    ljp_writer_free(cap_S.w);
+  cap_S.w = NULL;
+  free(cap_S.ring.frames);
+  free(cap_S.ring.nframes);
+  memset(&cap_S.ring, 0, sizeof cap_S.ring);
+  cap_symbols_free();
+  cap_ids_free();
+  cap_traces_free();
+  cap_sample_free();
+}
+
+static int fail_start(const struct ljp_capture_options *o, int status)
+{
+  release();
+  if (cap_S.on_stop)
+    cap_S.on_stop(o->ctx, o->buf);
+  return status;
+}
+
+/* Addresses of the public entry points that run Lua: a host stack with
+ * none of them never entered the VM (host-only time). */
+static void find_entries(void)
+{
+  uint64_t fn[6];
+  size_t i;
+  fn[0] = (uint64_t)(uintptr_t)&lua_pcall;
+  fn[1] = (uint64_t)(uintptr_t)&lua_call;
+  fn[2] = (uint64_t)(uintptr_t)&lua_cpcall;
+  fn[3] = (uint64_t)(uintptr_t)&lua_resume;
+  fn[4] = (uint64_t)(uintptr_t)&luaL_callmeta;
+  fn[5] = (uint64_t)(uintptr_t)&lua_yield;
+  cap_S.nentry = 0;
+  for (i = 0; i < sizeof fn / sizeof fn[0]; i++) {
+    cap_sym s;
+    if (cap_symbols_lookup(fn[i], &s) && s.name && s.end > s.start) {
+      cap_S.entry_lo[cap_S.nentry] = s.start;
+      cap_S.entry_hi[cap_S.nentry] = s.end;
+      cap_S.nentry++;
+    }
+  }
+  cap_S.lj_lo = cap_S.lj_hi = 0;
+  cap_symbols_module_range(fn[0], &cap_S.lj_lo, &cap_S.lj_hi);
+  /* The VM linked into the executable (e.g. /usr/bin/luajit): host C
+   * functions cannot be told from VM code by object, so reconciliation of
+   * 'C' stacks is off. */
+  cap_S.lj_is_main = cap_symbols_is_main(fn[0]);
+}
+
+int ljp_capture_start(lua_State *L, const struct ljp_capture_options *o)
+{
+  uint64_t period_us;
+  uint32_t slots, frames, stride;
+  int st;
+
+  if (!L || !o)
+    return LJP_CAPTURE_ERRUSE;
+  if (o->mode > LJP_CAPTURE_CALLGRAPH ||
+      (o->interval == 0 && o->interval_us == 0) || o->timer < 0 ||
+      o->timer > LJP_CAPTURE_TIMER_WALL ||
+      (o->mode != LJP_CAPTURE_DEFAULT &&
+       (!o->buf || !o->len || !cap_S.writer || !cap_S.on_stop))) {
+    if (cap_S.on_stop)
+      cap_S.on_stop(o->ctx, o->buf);
+    return LJP_CAPTURE_ERRUSE;
+  }
+  if (cap_S.running) {
+    if (cap_S.on_stop)
+      cap_S.on_stop(o->ctx, o->buf);
+    return LJP_CAPTURE_ERRRUN;
+  }
+  if (o->interval_us)
+    period_us = o->interval_us;
+  else
+    period_us = o->interval > 3600000u ? 3600000000u : o->interval * 1000u;
+
+  memset(&cap_S.c, 0, sizeof cap_S.c);
+  atomic_store(&cap_S.ticks, 0);
+  atomic_store(&cap_S.foreign, 0);
+  atomic_store(&cap_S.dropped, 0);
+  atomic_store(&cap_S.handler_ns, 0);
+  atomic_store(&cap_S.drops_pending, 0);
+  cap_S.drained_pending = 0;
+  cap_S.mode = o->mode;
+  cap_S.timer = o->timer;
+  cap_S.ctx = o->ctx;
+  cap_S.buf = o->buf;
+  cap_S.writer_errno = 0;
+  cap_S.writer_failed = 0;
+  cap_S.vm = vm_of(L);
+
+  slots = o->ring_slots ? o->ring_slots : CAP_DEFAULT_SLOTS;
+  frames = o->max_frames ? o->max_frames : CAP_DEFAULT_FRAMES;
+  if (frames > CAP_MAX_FRAMES)
+    frames = CAP_MAX_FRAMES;
+  if (slots > (1u << 20))
+    slots = 1u << 20;
+  stride = o->mode == LJP_CAPTURE_CALLGRAPH ? frames + CAP_HANDLER_EXTRA : 1;
+  cap_S.max_frames = frames;
+  cap_S.ring.nslots = slots;
+  cap_S.ring.stride = stride;
+  cap_S.ring.frames = malloc((size_t)slots * stride * sizeof(uint64_t));
+  cap_S.ring.nframes = malloc((size_t)slots * sizeof(uint32_t));
+  if (!cap_S.ring.frames || !cap_S.ring.nframes)
+    return fail_start(o, LJP_CAPTURE_ERRMEM);
+  /* Touch every page now: the handler must not take page faults on fresh
+   * memory in the middle of a run. */
+  memset(cap_S.ring.frames, 0, (size_t)slots * stride * sizeof(uint64_t));
+  memset(cap_S.ring.nframes, 0, (size_t)slots * sizeof(uint32_t));
+  atomic_store(&cap_S.ring.head, 0);
+  atomic_store(&cap_S.ring.tail, 0);
+
+  if (cap_symbols_init() != 0 || cap_ids_init(L) != 0)
+    return fail_start(o, LJP_CAPTURE_ERRMEM);
+  find_entries();
+  cap_traces_attach(L);
+  /* Traces compiled before start are unknown to the map: flush them so
+   * every trace that runs is seen by the handler above. */
+  luaJIT_setmode(L, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_FLUSH);
+
+  if (o->mode != LJP_CAPTURE_DEFAULT) {
+    cap_S.w = ljp_writer_new(sink, o->ctx, o->len);
+    if (!cap_S.w) {
+      cap_traces_detach(L);
+      return fail_start(o, LJP_CAPTURE_ERRMEM);
+    }
+    ljp_write_symtab_begin(cap_S.w, 3, 0);
+    ljp_write_symtab_end(cap_S.w);
+    ljp_write_stream_begin(cap_S.w, LJP_KIND_SYSPROF, 2,
+                           (ljp_flavor)ljp_capture_flavor(), 0);
+    /* Write the header now: an unusable destination fails the start. */
+    if (ljp_writer_flush(cap_S.w) != LJP_OK) {
+      int e = cap_S.writer_errno;
+      cap_traces_detach(L);
+      st = fail_start(o, LJP_CAPTURE_ERRIO);
+      errno = e;
+      return st;
+    }
+  }
+  cap_backtracer_warmup();
+  cap_S.session++;
+  cap_S.running = 1;
+  st = cap_signal_arm(L, o->timer, period_us);
+  if (st != LJP_CAPTURE_SUCCESS) {
+    cap_S.running = 0;
+    cap_traces_detach(L);
+    return fail_start(o, st);
+  }
+  sentinel_set(L, 1);
+  return LJP_CAPTURE_SUCCESS;
+}
+
+static void snapshot(struct ljp_capture_counters *c, uint64_t elapsed)
+{
+  *c = cap_S.c;
+  c->ticks = atomic_load(&cap_S.ticks);
+  c->foreign = atomic_load(&cap_S.foreign);
+  c->dropped = atomic_load(&cap_S.dropped);
+  c->handler_ns = atomic_load(&cap_S.handler_ns);
+  c->elapsed_ns = elapsed;
+  c->rate_hz = elapsed ? (double)c->ticks * 1e9 / (double)elapsed : 0.0;
+}
+
+int cap_stop_internal(lua_State *L, int closing)
+{
+  int status = LJP_CAPTURE_SUCCESS, e = 0;
+  uint64_t elapsed;
+
+  if (!cap_S.running)
+    return LJP_CAPTURE_ERRRUN;
+  if (!closing && vm_of(L) != cap_S.vm)
+    return LJP_CAPTURE_ERRUSE;
+  elapsed = cap_now_ns(cap_S.clock) - cap_S.t_start;
+  /* While the VM closes, LuaJIT has stopped its profiler already and the
+   * call below does nothing; from atexit it still runs. */
+  cap_signal_disarm(L);
+  if (!closing)
+    cap_traces_detach(L);
+  cap_flush_pending();
+  cap_S.running = 0;
+  cap_S.drained_pending = 0;
+  snapshot(&cap_S.c, elapsed);
+  if (cap_S.w) {
+    ljp_write_stream_end(cap_S.w);
+    cap_note_writer();
+  }
+  if (cap_S.writer_failed) {
+    status = LJP_CAPTURE_ERRIO;
+    e = cap_S.writer_errno;
+  }
+  if (cap_S.on_stop && cap_S.on_stop(cap_S.ctx, cap_S.buf) != 0 &&
+      status == LJP_CAPTURE_SUCCESS) {
+    status = LJP_CAPTURE_ERRIO;
+    e = errno;
+  }
+  release();
+  if (!closing)
+    sentinel_set(L, 0);
+  if (status != LJP_CAPTURE_SUCCESS)
+    errno = e;
+  return status;
+}
+
+int ljp_capture_stop(lua_State *L)
+{
+  if (!cap_S.running)
+    return LJP_CAPTURE_ERRRUN;
+  if (!L)
+    return LJP_CAPTURE_ERRUSE;
+  return cap_stop_internal(L, 0);
+}
+
+int ljp_capture_report(struct ljp_capture_counters *c)
+{
+  if (!c)
+    return LJP_CAPTURE_ERRUSE;
+  if (cap_S.running)
+    snapshot(c, cap_now_ns(cap_S.clock) - cap_S.t_start);
+  else
+    *c = cap_S.c;
+  return LJP_CAPTURE_SUCCESS;
+}
+
+int ljp_capture_drain(lua_State *L)
+{
+  if (!cap_S.running)
+    return LJP_CAPTURE_ERRRUN;
+  if (!L || vm_of(L) != cap_S.vm)
+    return LJP_CAPTURE_ERRUSE;
+  cap_flush_pending();
+  return LJP_CAPTURE_SUCCESS;
+}

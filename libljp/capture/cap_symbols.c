@@ -1,0 +1,409 @@
+/*
+ * cap_symbols.c — names for host addresses, from the ELF symbol tables of
+ * the loaded objects.
+ *
+ * dladdr() alone is not enough: it sees only dynamic symbols, so static
+ * functions of the host (and everything in an executable linked without
+ * -rdynamic) stay nameless.  Like Tarantool's lj_symtab.c we read each
+ * object's file: .symtab when present, else .dynsym, function symbols only.
+ * Objects are listed with dl_iterate_phdr at start (and again when an address
+ * falls outside all of them: a dlopen during the run), and each file is read
+ * the first time one of its addresses needs a name.  Addresses inside no
+ * sized symbol (stripped libluajit internals, JIT machine code) get a
+ * fallback entry at the address itself, "libluajit-5.1.so.2+0xaa26", so the
+ * floor lookup of a reader can never pick a wrong neighbour.
+ *
+ * Runs on the VM thread only (start and safe points), never in the handler.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1   /* dl_iterate_phdr */
+#endif
+#include <elf.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cap_hash.h"
+#include "cap_internal.h"
+
+#if UINTPTR_MAX > 0xffffffffu
+#define SYM_TYPE(i) ELF64_ST_TYPE(i)
+#define SYM_BIND(i) ELF64_ST_BIND(i)
+#else
+#define SYM_TYPE(i) ELF32_ST_TYPE(i)
+#define SYM_BIND(i) ELF32_ST_BIND(i)
+#endif
+
+typedef struct cap_elfsym {
+  uint64_t addr, size;
+  uint32_t name;      /* offset in the module's pool */
+  uint8_t global;
+} cap_elfsym;
+
+typedef struct cap_module {
+  uint64_t base, lo, hi;
+  char *path;         /* file to read */
+  const char *short_name;
+  int loaded;         /* file read (or failed) */
+  cap_elfsym *syms;
+  size_t nsyms;
+  char *pool;
+} cap_module;
+
+static cap_module *mods;
+static size_t nmods;
+static unsigned long long adds_seen;
+static cap_map emitted;     /* address -> 1: symbol event written */
+
+static void module_free(cap_module *m)
+{
+  free(m->path);
+  free(m->syms);
+  free(m->pool);
+}
+
+/* ---- listing objects ----------------------------------------------------- */
+
+typedef struct list_ctx {
+  cap_module *v;
+  size_t n, cap;
+  int oom;
+} list_ctx;
+
+static int list_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+  list_ctx *c = arg;
+  cap_module m;
+  uint64_t lo = UINT64_MAX, hi = 0;
+  size_t i;
+  (void)size;
+  for (i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_LOAD)
+      continue;
+    if (info->dlpi_addr + ph->p_vaddr < lo)
+      lo = info->dlpi_addr + ph->p_vaddr;
+    if (info->dlpi_addr + ph->p_vaddr + ph->p_memsz > hi)
+      hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+  }
+  if (hi <= lo)
+    return 0;
+  memset(&m, 0, sizeof m);
+  m.base = info->dlpi_addr;
+  m.lo = lo;
+  m.hi = hi;
+  if (info->dlpi_name && info->dlpi_name[0]) {
+    m.path = strdup(info->dlpi_name);
+  } else {
+    /* The main executable has no name here. */
+    char buf[4096];
+    ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (n < 0)
+      n = 0;
+    buf[n] = '\0';
+    m.path = strdup(buf);
+  }
+  if (!m.path) {
+    c->oom = 1;
+    return 1;
+  }
+  m.short_name = strrchr(m.path, '/') ? strrchr(m.path, '/') + 1 : m.path;
+  if (c->n == c->cap) {
+    size_t nc = c->cap ? c->cap * 2 : 32;
+    cap_module *nv = realloc(c->v, nc * sizeof *nv);
+    if (!nv) {
+      free(m.path);
+      c->oom = 1;
+      return 1;
+    }
+    c->v = nv;
+    c->cap = nc;
+  }
+  c->v[c->n++] = m;
+  return 0;
+}
+
+static int adds_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+  (void)size;
+  *(unsigned long long *)arg = info->dlpi_adds;
+  return 1;
+}
+
+/* (Re)lists the loaded objects, keeping the symbols already read. */
+static int list_modules(void)
+{
+  list_ctx c;
+  size_t i, j;
+  memset(&c, 0, sizeof c);
+  dl_iterate_phdr(list_cb, &c);
+  if (c.oom) {
+    for (i = 0; i < c.n; i++)
+      module_free(&c.v[i]);
+    free(c.v);
+    return -1;
+  }
+  for (i = 0; i < c.n; i++)
+    for (j = 0; j < nmods; j++)
+      if (mods[j].loaded && mods[j].base == c.v[i].base &&
+          mods[j].lo == c.v[i].lo && strcmp(mods[j].path, c.v[i].path) == 0) {
+        c.v[i].loaded = 1;
+        c.v[i].syms = mods[j].syms;
+        c.v[i].nsyms = mods[j].nsyms;
+        c.v[i].pool = mods[j].pool;
+        mods[j].syms = NULL;
+        mods[j].pool = NULL;
+        mods[j].nsyms = 0;
+        break;
+      }
+  for (j = 0; j < nmods; j++)
+    module_free(&mods[j]);
+  free(mods);
+  mods = c.v;
+  nmods = c.n;
+  dl_iterate_phdr(adds_cb, &adds_seen);
+  return 0;
+}
+
+/* ---- reading one ELF file ------------------------------------------------ */
+
+static int sym_cmp(const void *a, const void *b)
+{
+  const cap_elfsym *x = a, *y = b;
+  if (x->addr != y->addr)
+    return x->addr < y->addr ? -1 : 1;
+  /* Same address: sized before unsized, global before local. */
+  if ((x->size != 0) != (y->size != 0))
+    return x->size ? -1 : 1;
+  if (x->global != y->global)
+    return x->global ? -1 : 1;
+  return 0;
+}
+
+/* Reads the function symbols of m's file; on any failure m simply has none
+ * (fallback names are used).  Every offset is checked against the file. */
+static void module_load(cap_module *m)
+{
+  int fd;
+  struct stat st;
+  const uint8_t *p;
+  size_t size, i, k, best = 0;
+  const ElfW(Ehdr) *eh;
+  const ElfW(Shdr) *sh, *symsec = NULL, *strsec;
+  size_t pool_len = 0;
+
+  m->loaded = 1;
+  fd = open(m->path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return;
+  if (fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(ElfW(Ehdr))) {
+    close(fd);
+    return;
+  }
+  size = (size_t)st.st_size;
+  p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  if (p == MAP_FAILED)
+    return;
+  eh = (const ElfW(Ehdr) *)p;
+  if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+      eh->e_ident[EI_CLASS] != (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32) ||
+      eh->e_shentsize != sizeof(ElfW(Shdr)) || eh->e_shoff == 0 ||
+      eh->e_shoff > size ||
+      (size - eh->e_shoff) / sizeof(ElfW(Shdr)) < eh->e_shnum)
+    goto done;
+  sh = (const ElfW(Shdr) *)(p + eh->e_shoff);
+  for (i = 0; i < eh->e_shnum; i++)
+    if (sh[i].sh_type == SHT_SYMTAB) {
+      symsec = &sh[i];
+      break;
+    }
+  if (!symsec)
+    for (i = 0; i < eh->e_shnum; i++)
+      if (sh[i].sh_type == SHT_DYNSYM) {
+        symsec = &sh[i];
+        break;
+      }
+  if (!symsec || symsec->sh_link >= eh->e_shnum ||
+      symsec->sh_entsize != sizeof(ElfW(Sym)) ||
+      symsec->sh_offset > size || symsec->sh_size > size - symsec->sh_offset)
+    goto done;
+  strsec = &sh[symsec->sh_link];
+  if (strsec->sh_offset > size || strsec->sh_size > size - strsec->sh_offset)
+    goto done;
+  {
+    const ElfW(Sym) *sy = (const ElfW(Sym) *)(p + symsec->sh_offset);
+    size_t n = symsec->sh_size / sizeof(ElfW(Sym));
+    const char *strs = (const char *)(p + strsec->sh_offset);
+    size_t strsz = strsec->sh_size;
+    for (k = 0; k < 2; k++) {      /* pass 0 counts, pass 1 copies */
+      size_t cnt = 0, pl = 0;
+      for (i = 1; i < n; i++) {
+        int type = SYM_TYPE(sy[i].st_info);
+        size_t len;
+        if ((type != STT_FUNC && type != STT_GNU_IFUNC) ||
+            sy[i].st_shndx == SHN_UNDEF || sy[i].st_value == 0 ||
+            sy[i].st_name == 0 || sy[i].st_name >= strsz)
+          continue;
+        len = strnlen(strs + sy[i].st_name, strsz - sy[i].st_name);
+        if (k == 1) {
+          cap_elfsym *e = &m->syms[cnt];
+          e->addr = m->base + sy[i].st_value;
+          e->size = sy[i].st_size;
+          e->name = (uint32_t)pl;
+          e->global = SYM_BIND(sy[i].st_info) != STB_LOCAL;
+          memcpy(m->pool + pl, strs + sy[i].st_name, len);
+          m->pool[pl + len] = '\0';
+        }
+        cnt++;
+        pl += len + 1;
+      }
+      if (k == 0) {
+        if (cnt == 0 || pl > UINT32_MAX)
+          goto done;
+        m->syms = malloc(cnt * sizeof *m->syms);
+        m->pool = malloc(pl);
+        if (!m->syms || !m->pool) {
+          free(m->syms);
+          free(m->pool);
+          m->syms = NULL;
+          m->pool = NULL;
+          goto done;
+        }
+        pool_len = pl;
+      } else {
+        m->nsyms = cnt;
+      }
+    }
+  }
+  (void)pool_len;
+  qsort(m->syms, m->nsyms, sizeof *m->syms, sym_cmp);
+  /* Keep the best entry per address. */
+  for (i = 0; i < m->nsyms; i++)
+    if (best == 0 || m->syms[i].addr != m->syms[best - 1].addr)
+      m->syms[best++] = m->syms[i];
+  m->nsyms = best;
+done:
+  munmap((void *)p, size);
+}
+
+/* ---- lookups ------------------------------------------------------------- */
+
+static cap_module *find_module(uint64_t addr)
+{
+  size_t i;
+  for (i = 0; i < nmods; i++)
+    if (addr >= mods[i].lo && addr < mods[i].hi)
+      return &mods[i];
+  return NULL;
+}
+
+static cap_module *find_module_rescan(uint64_t addr)
+{
+  cap_module *m = find_module(addr);
+  unsigned long long adds = 0;
+  if (m)
+    return m;
+  dl_iterate_phdr(adds_cb, &adds);
+  if (adds != adds_seen && list_modules() == 0)
+    m = find_module(addr);
+  return m;
+}
+
+int cap_symbols_init(void)
+{
+  return list_modules();
+}
+
+void cap_symbols_free(void)
+{
+  size_t i;
+  for (i = 0; i < nmods; i++)
+    module_free(&mods[i]);
+  free(mods);
+  mods = NULL;
+  nmods = 0;
+  cap_map_free(&emitted);
+}
+
+int cap_symbols_module_range(uint64_t addr, uint64_t *lo, uint64_t *hi)
+{
+  cap_module *m = find_module_rescan(addr);
+  if (!m)
+    return 0;
+  *lo = m->lo;
+  *hi = m->hi;
+  return 1;
+}
+
+int cap_symbols_is_main(uint64_t addr)
+{
+  /* dl_iterate_phdr lists the main program first. */
+  return nmods > 0 && find_module_rescan(addr) == &mods[0];
+}
+
+int cap_symbols_lookup(uint64_t addr, cap_sym *s)
+{
+  cap_module *m = find_module_rescan(addr);
+  size_t lo, hi;
+  memset(s, 0, sizeof *s);
+  s->start = s->end = addr;
+  if (!m)
+    return 0;
+  s->module = m->short_name;
+  s->base = m->base;
+  if (!m->loaded)
+    module_load(m);
+  lo = 0;
+  hi = m->nsyms;
+  while (lo < hi) {            /* first symbol with addr > target */
+    size_t mid = lo + (hi - lo) / 2;
+    if (m->syms[mid].addr <= addr)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo > 0) {
+    const cap_elfsym *e = &m->syms[lo - 1];
+    if (addr < e->addr + e->size || (e->size == 0 && addr == e->addr)) {
+      s->start = e->addr;
+      s->end = e->addr + e->size;
+      s->name = m->pool + e->name;
+    }
+  }
+  return 1;
+}
+
+ljp_status cap_symbols_emit(ljp_writer *w, uint64_t addr, int is_return)
+{
+  cap_sym s;
+  char buf[512];
+  int n;
+  uint64_t q = is_return && addr > 0 ? addr - 1 : addr;
+  if (addr == 0 || cap_map_get(&emitted, addr))
+    return LJP_OK;
+  cap_symbols_lookup(q, &s);
+  if (s.name) {
+    cap_map_put(&emitted, addr, 1);
+    if (cap_map_get(&emitted, s.start) && s.start != addr)
+      return LJP_OK;
+    cap_map_put(&emitted, s.start, 1);
+    return ljp_write_event_cfunc(w, s.start, s.name, strlen(s.name));
+  }
+  if (s.module)
+    n = snprintf(buf, sizeof buf, "%s+0x%" PRIx64, s.module, addr - s.base);
+  else
+    n = snprintf(buf, sizeof buf, "0x%" PRIx64, addr);
+  if (n < 0)
+    n = 0;
+  if ((size_t)n >= sizeof buf)
+    n = (int)sizeof buf - 1;
+  cap_map_put(&emitted, addr, 1);
+  return ljp_write_event_cfunc(w, addr, buf, (size_t)n);
+}
