@@ -1,0 +1,837 @@
+/*
+ * import.c — one pass over each profile file, rows out as they are met.
+ *
+ * Cost per sample: one ljp_sample_stack() call, two hash probes per frame
+ * (frame -> symbol id, (parent, symbol, line) -> call path id) and one
+ * prepared INSERT.  A symbol or a call path is inserted the first time it
+ * is seen; memory grows with distinct frames and stacks (and, for memprof,
+ * with the blocks live at the moment), never with the file size.
+ */
+#include "import.h"
+
+#include "intern.h"
+#include "ljp.h"
+#include "schema.h"
+#include "sha256.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+enum {
+  ST_SYMBOL, ST_PATH, ST_TRACE, ST_SAMPLE, ST_SITE, ST_ALLOC, ST_PROFILE,
+  ST_FIND, ST_MAXID_PROFILE,
+  ST__COUNT
+};
+
+static const char *const stmt_sql[ST__COUNT] = {
+  "INSERT INTO symbols VALUES (?,?,?,?,?,?,?)",
+  "INSERT INTO call_paths VALUES (?,?,?,?,?,?)",
+  "INSERT INTO traces VALUES (?,?,?,?,?,?,?,?,?,?)",
+  "INSERT INTO samples (profile_id, seq, vmstate, call_path_id, trace_id, weight) VALUES (?,?,?,?,?,1)",
+  "INSERT INTO sites VALUES (?,?,?,?,?,?,?,?,?)",
+  "INSERT INTO allocations VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+  "INSERT INTO profiles VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+  "SELECT id, label FROM profiles WHERE sha256 = ?",
+  "SELECT coalesce(max(id), 0) + 1 FROM profiles",
+};
+
+static const char *const delete_sql[] = {
+  "DELETE FROM samples WHERE profile_id = ?1",
+  "DELETE FROM allocations WHERE profile_id = ?1",
+  "DELETE FROM call_paths WHERE profile_id = ?1",
+  "DELETE FROM symbols WHERE profile_id = ?1",
+  "DELETE FROM traces WHERE profile_id = ?1",
+  "DELETE FROM sites WHERE profile_id = ?1",
+  "DELETE FROM profiles WHERE id = ?1",
+  NULL};
+
+struct importer {
+  sqlite3 *db;
+  import_options opt;
+  sqlite3_stmt *st[ST__COUNT];
+  /* Next free ids; row 0 of each table is the "unknown" row. */
+  int64_t next_symbol, next_path, next_trace, next_site, next_alloc;
+  /* Per-file state, cleared between files (capacity kept). */
+  int64_t profile_id;
+  ljp_reader *r;
+  ljp_flavor flavor;
+  tuple_map frames;        /* frame identity -> symbol id */
+  name_map symbols;        /* (kind, symbol) + name -> symbol id */
+  tuple_map paths;         /* (parent, symbol, line) -> call path id */
+  tuple_map traces;        /* trace symbol (or number) -> trace id */
+  tuple_map sites;         /* memprof aggregation key -> site id */
+  tuple_map heap;          /* live block address -> allocation id */
+  ljp_frame *stack;
+  size_t stack_cap;
+  char *name;
+  size_t name_cap;
+  int saw_host, saw_guest;
+  import_stats stats;
+  char *err;               /* where failures are described */
+  size_t errlen;
+};
+
+/* ---- small helpers ---- */
+
+static void msgf(importer *im, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(im->err, im->errlen, fmt, ap);
+  va_end(ap);
+}
+
+static int db_fail(importer *im, const char *what) {
+  msgf(im, "database: %s: %s", what, sqlite3_errmsg(im->db));
+  return -1;
+}
+
+/* Steps a fully bound INSERT and resets it. */
+static int step_done(importer *im, sqlite3_stmt *st, const char *what) {
+  int rc = sqlite3_step(st);
+  sqlite3_reset(st);
+  if (rc != SQLITE_DONE) return db_fail(im, what);
+  return 0;
+}
+
+static int exec(importer *im, const char *sql) {
+  char *m = NULL;
+  if (sqlite3_exec(im->db, sql, NULL, NULL, &m) == SQLITE_OK) return 0;
+  msgf(im, "database: %s", m ? m : sqlite3_errmsg(im->db));
+  sqlite3_free(m);
+  return -1;
+}
+
+static int64_t query_int(importer *im, const char *sql) {
+  sqlite3_stmt *st;
+  int64_t v = -1;
+  if (sqlite3_prepare_v2(im->db, sql, -1, &st, NULL) != SQLITE_OK) return -1;
+  if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  return v;
+}
+
+/* SQLite integers are signed 64-bit: a value above 2^63 (never an address
+ * or a size in practice) is stored as its two's complement, which
+ * printf('%x', v) in SQL prints unchanged. */
+static void bind_u64(sqlite3_stmt *st, int i, uint64_t v) {
+  sqlite3_bind_int64(st, i, (sqlite3_int64)v);
+}
+
+static void bind_text(sqlite3_stmt *st, int i, const char *s, size_t n) {
+  if (s)
+    sqlite3_bind_text64(st, i, s, n, SQLITE_TRANSIENT, SQLITE_UTF8);
+  else
+    sqlite3_bind_null(st, i);
+}
+
+/* Formats f into im->name (grown as needed); returns the length, or
+ * (size_t)-1 when out of memory. */
+static size_t frame_name(importer *im, const ljp_frame *f) {
+  size_t n = ljp_frame_name(f, LJP_NAME_DEFAULT, im->flavor, im->name,
+                            im->name_cap);
+  if (n >= im->name_cap) {
+    size_t cap = n + 64;
+    char *p = realloc(im->name, cap);
+    if (!p) return (size_t)-1;
+    im->name = p;
+    im->name_cap = cap;
+    ljp_frame_name(f, LJP_NAME_DEFAULT, im->flavor, im->name, im->name_cap);
+  }
+  return n;
+}
+
+static const char *frame_kind_text(ljp_frame_kind k) {
+  switch (k) {
+  case LJP_FRAME_LUA: return "lua";
+  case LJP_FRAME_CFUNC: return "cfunc";
+  case LJP_FRAME_FFUNC: return "ffunc";
+  case LJP_FRAME_HOST: return "host";
+  case LJP_FRAME_TRACE: return "trace";
+  default: return "unknown";
+  }
+}
+
+static const char *flavor_text(ljp_flavor f) {
+  switch (f) {
+  case LJP_FLAVOR_LUAJIT: return "luajit";
+  case LJP_FLAVOR_OPENRESTY: return "openresty";
+  default: return "tarantool";
+  }
+}
+
+/* ---- interning ---- */
+
+/* The symbol row of a frame; -1 on failure.  The cache key is everything
+ * the frame's name can depend on, so the name is formatted once per
+ * distinct frame; rows are then shared by frames with the same symbol and
+ * the same name (host frames at different PCs of one function). */
+static int64_t symbol_id(importer *im, const ljp_frame *f) {
+  if (f->kind == LJP_FRAME_NONE) return 0;
+  tuple_key k = {{(uint64_t)f->kind, f->value, f->line,
+                  (uint64_t)(uintptr_t)f->sym, (uint64_t)(uintptr_t)f->proto,
+                  f->mcode}};
+  int64_t *hit = tuple_map_get(&im->frames, &k);
+  if (hit) return *hit;
+
+  size_t n = frame_name(im, f);
+  if (n == (size_t)-1) return msgf(im, "out of memory"), -1;
+  int64_t *row = name_map_get(&im->symbols, (uint64_t)f->kind,
+                              (uint64_t)(uintptr_t)f->sym, im->name, n);
+  int64_t id;
+  if (row) {
+    id = *row;
+  } else {
+    const ljp_symbol *s = f->sym;
+    const char *chunk = NULL;
+    size_t chunk_len = 0;
+    uint64_t line = 0, addr = f->value;
+    if (f->kind == LJP_FRAME_LUA && s) {
+      chunk = s->name, chunk_len = s->name_len, line = s->line, addr = s->addr;
+    } else if (f->kind == LJP_FRAME_TRACE) {
+      if (f->proto) chunk = f->proto->name, chunk_len = f->proto->name_len;
+      line = s ? s->line : f->line;
+    } else if ((f->kind == LJP_FRAME_CFUNC || f->kind == LJP_FRAME_HOST) && s) {
+      addr = s->addr;
+    }
+    id = im->next_symbol++;
+    sqlite3_stmt *st = im->st[ST_SYMBOL];
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_int64(st, 2, im->profile_id);
+    sqlite3_bind_text(st, 3, frame_kind_text(f->kind), -1, SQLITE_STATIC);
+    bind_text(st, 4, im->name, n);
+    bind_text(st, 5, chunk, chunk_len);
+    bind_u64(st, 6, line);
+    bind_u64(st, 7, addr);
+    if (step_done(im, st, "insert symbol")) return -1;
+    if (name_map_put(&im->symbols, (uint64_t)f->kind,
+                     (uint64_t)(uintptr_t)f->sym, im->name, n, id))
+      return msgf(im, "out of memory"), -1;
+    im->stats.symbols++;
+  }
+  if (tuple_map_put(&im->frames, &k, id)) return msgf(im, "out of memory"), -1;
+  return id;
+}
+
+static int64_t path_id(importer *im, int64_t parent, int64_t sym,
+                       uint64_t line, size_t depth) {
+  tuple_key k = {{(uint64_t)parent, (uint64_t)sym, line, 0, 0, 0}};
+  int64_t *hit = tuple_map_get(&im->paths, &k);
+  if (hit) return *hit;
+  int64_t id = im->next_path++;
+  sqlite3_stmt *st = im->st[ST_PATH];
+  sqlite3_bind_int64(st, 1, id);
+  sqlite3_bind_int64(st, 2, im->profile_id);
+  sqlite3_bind_int64(st, 3, parent);
+  sqlite3_bind_int64(st, 4, sym);
+  bind_u64(st, 5, line);
+  sqlite3_bind_int64(st, 6, (sqlite3_int64)depth);
+  if (step_done(im, st, "insert call path")) return -1;
+  if (tuple_map_put(&im->paths, &k, id)) return msgf(im, "out of memory"), -1;
+  im->stats.call_paths++;
+  return id;
+}
+
+/* The traces row of a trace frame or symbol definition.  Keyed by the
+ * definition (a number reused after jit.flush() is a new row); a trace
+ * number the table does not know gets one row per (number, proto). */
+static int64_t trace_id(importer *im, const ljp_symbol *sym, uint64_t traceno,
+                        const ljp_symbol *proto, uint64_t line,
+                        int initial) {
+  tuple_key k = {{(uint64_t)(uintptr_t)sym, sym ? 0 : traceno,
+                  sym ? 0 : (uint64_t)(uintptr_t)proto, sym ? 0 : line, 1, 0}};
+  int64_t *hit = tuple_map_get(&im->traces, &k);
+  if (hit) return *hit;
+  if (sym) {
+    traceno = sym->traceno;
+    line = sym->line;
+    if (!proto) proto = ljp_reader_lookup_proto(im->r, sym->addr);
+  }
+  ljp_frame f = {.kind = LJP_FRAME_TRACE, .value = traceno, .line = line,
+                 .sym = sym, .proto = proto};
+  size_t n = frame_name(im, &f);
+  if (n == (size_t)-1) return msgf(im, "out of memory"), -1;
+  int64_t id = im->next_trace++;
+  sqlite3_stmt *st = im->st[ST_TRACE];
+  sqlite3_bind_int64(st, 1, id);
+  sqlite3_bind_int64(st, 2, im->profile_id);
+  bind_u64(st, 3, traceno);
+  sqlite3_bind_int64(st, 4, sym ? sym->generation : 0);
+  bind_text(st, 5, im->name, n);
+  if (proto)
+    bind_text(st, 6, proto->name, proto->name_len);
+  else
+    sqlite3_bind_null(st, 6);
+  bind_u64(st, 7, line);
+  bind_u64(st, 8, sym ? sym->addr : (proto ? proto->addr : 0));
+  if (sym && sym->has_mcode)
+    bind_u64(st, 9, sym->mcode);
+  else
+    sqlite3_bind_null(st, 9);
+  sqlite3_bind_int(st, 10, initial);
+  if (step_done(im, st, "insert trace")) return -1;
+  if (tuple_map_put(&im->traces, &k, id)) return msgf(im, "out of memory"), -1;
+  return id;
+}
+
+/* ---- events ---- */
+
+static int add_sample(importer *im, const ljp_sample *s, uint64_t seq) {
+  size_t n = ljp_sample_stack(s, LJP_VIEW_MERGED, im->stack, im->stack_cap);
+  if (n > im->stack_cap) {
+    size_t cap = n + 16;
+    ljp_frame *p = realloc(im->stack, cap * sizeof *p);
+    if (!p) return msgf(im, "out of memory"), -1;
+    im->stack = p;
+    im->stack_cap = cap;
+    n = ljp_sample_stack(s, LJP_VIEW_MERGED, im->stack, im->stack_cap);
+  }
+  int64_t path = 0, trace = 0;
+  for (size_t i = 0; i < n; i++) {
+    const ljp_frame *f = &im->stack[i];
+    int64_t sym = symbol_id(im, f);
+    if (sym < 0) return -1;
+    uint64_t line =
+        (f->kind == LJP_FRAME_LUA || f->kind == LJP_FRAME_TRACE) ? f->line : 0;
+    path = path_id(im, path, sym, line, i + 1);
+    if (path < 0) return -1;
+  }
+  if (s->vmstate == LJP_VMST_TRACE) {
+    trace = trace_id(im, s->trace.sym, s->trace.value, s->trace.proto,
+                     s->trace.line, 0);
+    if (trace < 0) return -1;
+  } else {
+    im->saw_guest = 1;
+  }
+  if (s->host_count) im->saw_host = 1;
+  sqlite3_stmt *st = im->st[ST_SAMPLE];
+  sqlite3_bind_int64(st, 1, im->profile_id);
+  bind_u64(st, 2, seq);
+  sqlite3_bind_int(st, 3, s->vmstate);
+  sqlite3_bind_int64(st, 4, path);
+  sqlite3_bind_int64(st, 5, trace);
+  if (step_done(im, st, "insert sample")) return -1;
+  im->stats.samples++;
+  return 0;
+}
+
+/* The site of a memprof event: memprof's own aggregation key (FORMATS.md
+ * 9.2) (address, line, trace number), named as the first event with that
+ * key names it. */
+static int64_t site_id(importer *im, const ljp_mem_event *m, int64_t sym,
+                       int64_t trace) {
+  uint64_t addr = 0, line = 0, traceno = 0;
+  switch (m->source) {
+  case LJP_SRC_LFUNC: addr = m->loc.value; line = m->loc.line; break;
+  case LJP_SRC_CFUNC: addr = m->loc.value; break;
+  case LJP_SRC_TRACE:
+    traceno = m->loc.value;
+    addr = m->has_mcode ? m->mcode : 0;
+    break;
+  default: break;
+  }
+  /* The source is not part of the key: memprof's report merges a TRACE
+   * event of trace 0 into INTERNAL (both (0, 0, 0)), and so do we. */
+  tuple_key k = {{addr, line, traceno, 0, 0, 0}};
+  int64_t *hit = tuple_map_get(&im->sites, &k);
+  if (hit) return *hit;
+  size_t n;
+  if (m->source == LJP_SRC_INTERNAL || m->loc.kind == LJP_FRAME_NONE) {
+    n = strlen("INTERNAL"); /* name_cap is never below 256 */
+    memcpy(im->name, "INTERNAL", n + 1);
+  } else {
+    n = frame_name(im, &m->loc);
+    if (n == (size_t)-1) return msgf(im, "out of memory"), -1;
+  }
+  int64_t id = im->next_site++;
+  sqlite3_stmt *st = im->st[ST_SITE];
+  sqlite3_bind_int64(st, 1, id);
+  sqlite3_bind_int64(st, 2, im->profile_id);
+  sqlite3_bind_int(st, 3, (int)m->source);
+  bind_u64(st, 4, addr);
+  bind_u64(st, 5, line);
+  bind_u64(st, 6, traceno);
+  sqlite3_bind_int64(st, 7, sym);
+  sqlite3_bind_int64(st, 8, trace);
+  bind_text(st, 9, im->name, n);
+  if (step_done(im, st, "insert site")) return -1;
+  if (tuple_map_put(&im->sites, &k, id)) return msgf(im, "out of memory"), -1;
+  im->stats.sites++;
+  return id;
+}
+
+static int add_mem(importer *im, const ljp_mem_event *m, uint64_t seq) {
+  int64_t sym = 0, trace = 0, origin = 0;
+  uint64_t line = 0;
+  if (m->loc.kind == LJP_FRAME_LUA) {
+    /* The symbol is the function; the event's line is in its own column. */
+    ljp_frame f = m->loc;
+    if (f.sym) f.line = f.sym->line;
+    sym = symbol_id(im, &f);
+    line = m->loc.line;
+  } else if (m->loc.kind != LJP_FRAME_NONE) {
+    sym = symbol_id(im, &m->loc);
+  }
+  if (sym < 0) return -1;
+  if (m->loc.kind == LJP_FRAME_TRACE) {
+    trace = trace_id(im, m->loc.sym, m->loc.value, m->loc.proto, m->loc.line,
+                     0);
+    if (trace < 0) return -1;
+  }
+  int64_t site = site_id(im, m, sym, trace);
+  if (site < 0) return -1;
+
+  /* The heap model of memprof's report: a block is charged to the event
+   * that created it; FREE and REALLOC consume the block at old_addr. */
+  if (m->kind == LJP_MEM_FREE || m->kind == LJP_MEM_REALLOC) {
+    tuple_key k = {{m->old_addr, 0, 0, 0, 0, 0}};
+    int64_t *o = tuple_map_get(&im->heap, &k);
+    if (o) {
+      origin = *o;
+      tuple_map_del(&im->heap, &k);
+    }
+  }
+  int64_t id = im->next_alloc++;
+  if (m->kind == LJP_MEM_ALLOC || m->kind == LJP_MEM_REALLOC) {
+    tuple_key k = {{m->new_addr, 0, 0, 0, 0, 0}};
+    if (tuple_map_put(&im->heap, &k, id)) return msgf(im, "out of memory"), -1;
+  }
+  sqlite3_stmt *st = im->st[ST_ALLOC];
+  sqlite3_bind_int64(st, 1, id);
+  sqlite3_bind_int64(st, 2, im->profile_id);
+  bind_u64(st, 3, seq);
+  sqlite3_bind_int(st, 4, (int)m->kind);
+  sqlite3_bind_int(st, 5, (int)m->source);
+  sqlite3_bind_int64(st, 6, site);
+  sqlite3_bind_int64(st, 7, sym);
+  bind_u64(st, 8, line);
+  sqlite3_bind_int64(st, 9, trace);
+  bind_u64(st, 10, m->old_addr);
+  bind_u64(st, 11, m->old_size);
+  bind_u64(st, 12, m->new_addr);
+  bind_u64(st, 13, m->new_size);
+  sqlite3_bind_int64(st, 14, origin);
+  if (step_done(im, st, "insert allocation")) return -1;
+  im->stats.mem_events++;
+  return 0;
+}
+
+/* ---- the input: hash first, so duplicates are skipped unread ---- */
+
+typedef struct input {
+  int fd;                  /* -1 for a path opened by the reader */
+  FILE *spool;             /* standard input copied to a temporary file */
+  uint64_t size;
+  char sha[65];
+} input;
+
+/* Hashes the file at path (or spools and hashes stdin).  0 or -1 with msg. */
+static int input_open(importer *im, const char *path, input *in) {
+  sha256_ctx h;
+  uint8_t d[32];
+  uint8_t buf[1 << 15];
+  int fd;
+  memset(in, 0, sizeof *in);
+  in->fd = -1;
+  sha256_init(&h);
+  if (strcmp(path, "-") == 0) {
+    /* A pipe cannot be read twice, and the hash must be known before the
+     * first row is written; the copy is deleted when closed. */
+    in->spool = tmpfile();
+    if (!in->spool) return msgf(im, "cannot create a temporary file: %s",
+                                strerror(errno)), -1;
+    fd = STDIN_FILENO;
+  } else {
+    fd = open(path, O_RDONLY);
+    if (fd < 0) return msgf(im, "%s", strerror(errno)), -1;
+    struct stat sb;
+    if (fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+      close(fd);
+      return msgf(im, "is a directory"), -1;
+    }
+  }
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) {
+      if (im->opt.stop && *im->opt.stop) break;
+      continue;
+    }
+    if (n < 0) {
+      msgf(im, "read error: %s", strerror(errno));
+      if (fd != STDIN_FILENO) close(fd);
+      return -1;
+    }
+    if (n == 0) break;
+    sha256_update(&h, buf, (size_t)n);
+    in->size += (uint64_t)n;
+    if (in->spool && fwrite(buf, 1, (size_t)n, in->spool) != (size_t)n)
+      return msgf(im, "cannot write the temporary file: %s", strerror(errno)),
+             -1;
+  }
+  if (fd != STDIN_FILENO) close(fd);
+  sha256_final(&h, d);
+  sha256_hex(d, in->sha);
+  if (in->spool) {
+    if (fflush(in->spool) || fseek(in->spool, 0, SEEK_SET))
+      return msgf(im, "cannot read the temporary file: %s", strerror(errno)),
+             -1;
+    in->fd = fileno(in->spool);
+  }
+  return 0;
+}
+
+static void input_close(input *in) {
+  if (in->spool) fclose(in->spool);
+  in->spool = NULL;
+}
+
+static void default_label(const char *path, char *out, size_t cap) {
+  if (strcmp(path, "-") == 0) {
+    snprintf(out, cap, "stdin");
+    return;
+  }
+  const char *base = strrchr(path, '/');
+  base = base ? base + 1 : path;
+  size_t n = strlen(base);
+  const char *dot = strrchr(base, '.');
+  if (dot && dot != base) n = (size_t)(dot - base);
+  snprintf(out, cap, "%.*s", (int)n, base);
+}
+
+static void now_iso8601(char out[32]) {
+  time_t t = time(NULL);
+  struct tm tm;
+  if (gmtime_r(&t, &tm))
+    strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  else
+    snprintf(out, 32, "1970-01-01T00:00:00Z");
+}
+
+/* ---- lifecycle ---- */
+
+static void reset_file_state(importer *im) {
+  tuple_map_clear(&im->frames);
+  name_map_clear(&im->symbols);
+  tuple_map_clear(&im->paths);
+  tuple_map_clear(&im->traces);
+  tuple_map_clear(&im->sites);
+  tuple_map_clear(&im->heap);
+  im->saw_host = im->saw_guest = 0;
+  memset(&im->stats, 0, sizeof im->stats);
+}
+
+static void importer_free(importer *im) {
+  for (int i = 0; i < ST__COUNT; i++) sqlite3_finalize(im->st[i]);
+  tuple_map_free(&im->frames);
+  name_map_free(&im->symbols);
+  tuple_map_free(&im->paths);
+  tuple_map_free(&im->traces);
+  tuple_map_free(&im->sites);
+  tuple_map_free(&im->heap);
+  free(im->stack);
+  free(im->name);
+  free(im);
+}
+
+importer *importer_begin(sqlite3 *db, const import_options *opt, char *err,
+                         size_t errlen) {
+  importer *im = calloc(1, sizeof *im);
+  if (!im) {
+    snprintf(err, errlen, "out of memory");
+    return NULL;
+  }
+  im->db = db;
+  if (opt) im->opt = *opt;
+  im->err = err;
+  im->errlen = errlen;
+  im->name_cap = 256;
+  im->name = malloc(im->name_cap);
+  if (!im->name) {
+    snprintf(err, errlen, "out of memory");
+    free(im);
+    return NULL;
+  }
+  /* The journal must stay on disk until the commit (the default), so a
+   * killed import is undone when the database is next opened.  A big page
+   * cache keeps a large import from spilling pages mid-transaction. */
+  sqlite3_exec(db, "PRAGMA cache_size = -65536", NULL, NULL, NULL);
+  if (exec(im, "BEGIN IMMEDIATE")) {
+    importer_free(im);
+    return NULL;
+  }
+  /* Indexes are rebuilt once after the load: cheaper than maintaining them
+   * row by row, and they are inside the transaction like everything else. */
+  if (db_exec_all(db, ljpdb_schema_drop_indexes, err, errlen)) goto fail;
+  for (int i = 0; i < ST__COUNT; i++)
+    if (sqlite3_prepare_v3(db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
+                           &im->st[i], NULL) != SQLITE_OK) {
+      db_fail(im, "prepare");
+      goto fail;
+    }
+  im->next_symbol = query_int(im, "SELECT max(id) + 1 FROM symbols");
+  im->next_path = query_int(im, "SELECT max(id) + 1 FROM call_paths");
+  im->next_trace = query_int(im, "SELECT max(id) + 1 FROM traces");
+  im->next_site = query_int(im, "SELECT max(id) + 1 FROM sites");
+  im->next_alloc = query_int(im, "SELECT coalesce(max(id), 0) + 1 FROM allocations");
+  if (im->next_symbol < 1 || im->next_path < 1 || im->next_trace < 1 ||
+      im->next_site < 1 || im->next_alloc < 1) {
+    db_fail(im, "read ids");
+    goto fail;
+  }
+  return im;
+fail:
+  sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+  importer_free(im);
+  return NULL;
+}
+
+void importer_rollback(importer *im) {
+  if (!im) return;
+  for (int i = 0; i < ST__COUNT; i++) sqlite3_reset(im->st[i]);
+  sqlite3_exec(im->db, "ROLLBACK", NULL, NULL, NULL);
+  importer_free(im);
+}
+
+int importer_commit(importer *im, char *err, size_t errlen) {
+  im->err = err;
+  im->errlen = errlen;
+  for (int i = 0; i < ST__COUNT; i++) sqlite3_reset(im->st[i]);
+  if (db_exec_all(im->db, ljpdb_schema_indexes, err, errlen) ||
+      exec(im, "COMMIT")) {
+    importer_rollback(im);
+    return -1;
+  }
+  importer_free(im);
+  return 0;
+}
+
+void importer_stats(const importer *im, import_stats *out) {
+  *out = im->stats;
+}
+
+/* Finds a profile with this content; 0 when none, -1 on error. */
+static int64_t find_profile(importer *im, const char *sha, char *label,
+                            size_t cap) {
+  sqlite3_stmt *st = im->st[ST_FIND];
+  int64_t id = 0;
+  sqlite3_bind_text(st, 1, sha, -1, SQLITE_STATIC);
+  int rc = sqlite3_step(st);
+  if (rc == SQLITE_ROW) {
+    id = sqlite3_column_int64(st, 0);
+    snprintf(label, cap, "%s", (const char *)sqlite3_column_text(st, 1));
+  } else if (rc != SQLITE_DONE) {
+    id = -1;
+  }
+  sqlite3_reset(st);
+  sqlite3_clear_bindings(st);
+  return id < 0 ? db_fail(im, "find profile") : id;
+}
+
+static int delete_profile(importer *im, int64_t id) {
+  for (const char *const *sql = delete_sql; *sql; sql++) {
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(im->db, *sql, -1, &st, NULL) != SQLITE_OK)
+      return db_fail(im, "delete profile");
+    sqlite3_bind_int64(st, 1, id);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return db_fail(im, "delete profile");
+  }
+  return 0;
+}
+
+static int insert_profile(importer *im, const char *path, const char *label,
+                          const input *in, int complete) {
+  const ljp_counters *c = ljp_reader_counters(im->r);
+  sqlite3_stmt *st = im->st[ST_PROFILE];
+  char when[32], layout[2] = {0, 0};
+  int kind = ljp_reader_kind(im->r);
+  uint64_t midstream = 0, initial = 0;
+  for (int i = 0; i < 3; i++) {
+    initial += c->symbols_initial[i];
+    midstream += c->symbols_midstream[i];
+  }
+  layout[0] = (char)ljp_reader_ljs_layout(im->r);
+  now_iso8601(when);
+  sqlite3_bind_int64(st, 1, im->profile_id);
+  sqlite3_bind_text(st, 2, label, -1, SQLITE_STATIC);
+  sqlite3_bind_text(st, 3, path, -1, SQLITE_STATIC);
+  sqlite3_bind_text(st, 4, kind == LJP_KIND_SYSPROF ? "sysprof" : "memprof",
+                    -1, SQLITE_STATIC);
+  sqlite3_bind_int(st, 5, (int)ljp_reader_ljs_version(im->r));
+  if (layout[0])
+    sqlite3_bind_text(st, 6, layout, -1, SQLITE_TRANSIENT);
+  else
+    sqlite3_bind_null(st, 6);
+  sqlite3_bind_int(st, 7, (int)ljp_reader_event_version(im->r));
+  sqlite3_bind_text(st, 8, flavor_text(im->flavor), -1, SQLITE_STATIC);
+  /* The mode is not in the stream: C mode writes host stacks, L mode never
+   * does (FORMATS.md 5.4); trace samples carry no stack in either. */
+  if (kind == LJP_KIND_SYSPROF && (im->saw_host || im->saw_guest))
+    sqlite3_bind_text(st, 9, im->saw_host ? "C" : "L", -1, SQLITE_STATIC);
+  else
+    sqlite3_bind_null(st, 9);
+  sqlite3_bind_int(st, 10, complete);
+  if (complete)
+    sqlite3_bind_null(st, 11);
+  else
+    sqlite3_bind_text(st, 11, ljp_reader_error(im->r), -1, SQLITE_TRANSIENT);
+  bind_u64(st, 12, c->samples);
+  bind_u64(st, 13, c->mem_events);
+  bind_u64(st, 14, initial);
+  bind_u64(st, 15, midstream);
+  bind_u64(st, 16, c->symbol_duplicates);
+  bind_u64(st, 17, c->trace_redefinitions);
+  bind_u64(st, 18, c->max_lua_depth);
+  bind_u64(st, 19, c->max_host_depth);
+  bind_u64(st, 20, in->size);
+  sqlite3_bind_text(st, 21, in->sha, -1, SQLITE_STATIC);
+  sqlite3_bind_text(st, 22, when, -1, SQLITE_TRANSIENT);
+  int rc = step_done(im, st, "insert profile");
+  sqlite3_clear_bindings(st);
+  return rc;
+}
+
+/* Reads every event of im->r into rows.  Returns the reader's final status
+ * (LJP_END, LJP_E_*), or READ_DB_FAILED (message set), or READ_STOPPED. */
+enum { READ_DB_FAILED = 100, READ_STOPPED = 101 };
+
+static int read_events(importer *im, uint64_t total) {
+  const ljp_event *ev;
+  uint64_t nsamples = 0, nmem = 0, tick = 0;
+  ljp_status s;
+  while ((s = ljp_reader_next(im->r, &ev)) == LJP_OK) {
+    if (im->opt.stop && *im->opt.stop) return READ_STOPPED;
+    switch (ev->type) {
+    case LJP_EV_PROLOGUE:
+      im->flavor = ljp_reader_flavor(im->r);
+      break;
+    case LJP_EV_SYMBOL: {
+      const ljp_symbol *sym = ev->u.symbol.sym;
+      if (sym->kind == LJP_SYM_TRACE && !ev->u.symbol.duplicate &&
+          trace_id(im, sym, sym->traceno, NULL, sym->line,
+                   ev->u.symbol.initial) < 0)
+        return READ_DB_FAILED;
+      break;
+    }
+    case LJP_EV_SAMPLE:
+      if (add_sample(im, &ev->u.sample, ++nsamples)) return READ_DB_FAILED;
+      break;
+    case LJP_EV_MEMORY:
+      if (add_mem(im, &ev->u.mem, ++nmem)) return READ_DB_FAILED;
+      break;
+    default:
+      break;
+    }
+    if (im->opt.progress && ++tick % 65536 == 0)
+      im->opt.progress(im->opt.progress_ctx, ljp_reader_offset(im->r), total);
+  }
+  if (im->opt.progress)
+    im->opt.progress(im->opt.progress_ctx, ljp_reader_offset(im->r), total);
+  return (int)s;
+}
+
+import_result import_file(importer *im, const char *path, int64_t *profile_id,
+                          char *msg, size_t msglen) {
+  input in;
+  char label[256], old_label[256];
+  import_result res = IMPORT_OK;
+  int64_t old = 0;
+
+  im->err = msg;
+  im->errlen = msglen;
+  msg[0] = 0;
+  *profile_id = 0;
+  reset_file_state(im);
+  if (input_open(im, path, &in)) {
+    input_close(&in);
+    return IMPORT_FAILED;
+  }
+  if (im->opt.stop && *im->opt.stop) {
+    input_close(&in);
+    return IMPORT_INTERRUPTED;
+  }
+  old = find_profile(im, in.sha, old_label, sizeof old_label);
+  if (old < 0) {
+    input_close(&in);
+    return IMPORT_FATAL;
+  }
+  if (old > 0 && !im->opt.replace) {
+    msgf(im, "already imported as profile %lld (%s); skipped",
+         (long long)old, old_label);
+    *profile_id = old;
+    input_close(&in);
+    return IMPORT_SKIPPED;
+  }
+  if (im->opt.label)
+    snprintf(label, sizeof label, "%s", im->opt.label);
+  else
+    default_label(path, label, sizeof label);
+
+  if (exec(im, "SAVEPOINT import_file")) {
+    input_close(&in);
+    return IMPORT_FATAL;
+  }
+  if (old > 0) {
+    /* A replaced profile keeps its id, so queries naming it still work. */
+    if (delete_profile(im, old)) goto fatal;
+    im->profile_id = old;
+  } else {
+    im->profile_id = query_int(im, stmt_sql[ST_MAXID_PROFILE]);
+    if (im->profile_id < 1) {
+      db_fail(im, "profile id");
+      goto fatal;
+    }
+  }
+  im->r = ljp_reader_new();
+  if (!im->r) {
+    msgf(im, "out of memory");
+    goto failed;
+  }
+  ljp_status s = in.fd >= 0 ? ljp_reader_open_fd(im->r, in.fd)
+                            : ljp_reader_open_path(im->r, path);
+  if (s != LJP_OK) {
+    msgf(im, "%s", ljp_reader_error(im->r));
+    goto failed;
+  }
+  im->flavor = ljp_reader_flavor(im->r);
+  int rc = read_events(im, in.size);
+  if (rc == READ_DB_FAILED) goto fatal;
+  if (rc == READ_STOPPED) {
+    res = IMPORT_INTERRUPTED;
+    goto out_rollback;
+  }
+  if (rc == LJP_E_TRUNCATED && ljp_reader_kind(im->r) != LJP_KIND_UNKNOWN) {
+    /* A crashed producer: what was written is valid and worth keeping. */
+    msgf(im, "%s; imported as incomplete", ljp_reader_error(im->r));
+    res = IMPORT_TRUNCATED;
+  } else if (rc != LJP_END) {
+    msgf(im, "%s", ljp_reader_error(im->r));
+    goto failed;
+  }
+  if (insert_profile(im, path, label, &in, res == IMPORT_OK)) goto fatal;
+  if (exec(im, "RELEASE import_file")) goto fatal;
+  *profile_id = im->profile_id;
+  goto out;
+
+failed:
+  res = IMPORT_FAILED;
+  goto out_rollback;
+fatal:
+  res = IMPORT_FATAL;
+out_rollback:
+  for (int i = 0; i < ST__COUNT; i++) sqlite3_reset(im->st[i]);
+  sqlite3_exec(im->db, "ROLLBACK TO import_file; RELEASE import_file", NULL,
+               NULL, NULL);
+out:
+  ljp_reader_free(im->r);
+  im->r = NULL;
+  input_close(&in);
+  return res;
+}
