@@ -16,10 +16,15 @@ static const char *const current[] = {
 };
 #define NCURRENT (sizeof current / sizeof current[0])
 
-/* Older eras: the era is taken from the ljm version (auto). */
-static const char *const old[] = {
-  "old/old_mp_v1_jitoff",
-  "old/old_mp_v2_jiton",
+/* Older eras.  ljm 1 and 2 streams get the "bytes" era automatically; an
+ * ljm 3 stream cannot say that its tool was the generation-era parser. */
+static const struct {
+  const char *name;
+  memreport_era era;
+} old[] = {
+  {"old/old_mp_v1_jitoff", MEMREPORT_ERA_AUTO},
+  {"old/old_mp_v2_jiton", MEMREPORT_ERA_AUTO},
+  {"old/old_mp_v3_jiton", MEMREPORT_ERA_GENERATION},
 };
 #define NOLD (sizeof old / sizeof old[0])
 
@@ -79,15 +84,32 @@ END_TEST
 
 START_TEST(report_old)
 {
-  struct memreport_opts o = {0, 0, MEMREPORT_ERA_AUTO};
-  compare(old[_i], "report", &o, 1);
+  struct memreport_opts o = {0, 0, old[_i].era};
+  compare(old[_i].name, "report", &o, 1);
 }
 END_TEST
 
 START_TEST(leak_old)
 {
-  struct memreport_opts o = {1, 0, MEMREPORT_ERA_AUTO};
-  compare(old[_i], "leak", &o, 1);
+  struct memreport_opts o = {1, 0, old[_i].era};
+  compare(old[_i].name, "leak", &o, 1);
+}
+END_TEST
+
+/* The generation-era capture really needs that era: today's rows merge
+ * the generations of trace 2 and of lj_cf_package_seeall. */
+START_TEST(generation_era_matters)
+{
+  char bin[512];
+  snprintf(bin, sizeof bin, "%s/captures/old/old_mp_v3_jiton.bin",
+           LJP_TESTDATA);
+  struct memreport_opts o = {0, 0, MEMREPORT_ERA_BYTES};
+  char *got = rt_memreport_path(bin, &o, NULL);
+  ck_assert_ptr_nonnull(strstr(got, "\nTRACE [2] started at "
+                               "@old_mp_v3_jiton.lua:24: 24890 events\t"));
+  ck_assert_ptr_nonnull(strstr(got, "\nlj_cf_package_seeall:0x56039d3b3d60: "
+                               "2 events\t+80 bytes\t-0 bytes\n"));
+  free(got);
 }
 END_TEST
 
@@ -116,6 +138,7 @@ Suite *memreport_golden_suite(void)
   tcase_add_loop_test(tc, human_current, 0, (int)NCURRENT);
   tcase_add_loop_test(tc, report_old, 0, (int)NOLD);
   tcase_add_loop_test(tc, leak_old, 0, (int)NOLD);
+  tcase_add_test(tc, generation_era_matters);
   tcase_add_test(tc, deterministic);
   suite_add_tcase(s, tc);
   return s;

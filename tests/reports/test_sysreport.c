@@ -16,6 +16,7 @@ static const char *const captures[] = {
   "sp_c_gc64_mixed_1ms",     "sp_c_jiton_flush_1ms",
   "sp_c_loadmid_jiton_1ms",  "sp_c_sandwich_jitoff_1ms",
   "sp_c_vmstates_jiton_1ms", "sp_l_mixed_jitoff_1ms",
+  "old/old_sp_v1_c_jiton",
 };
 #define NCAPTURES (sizeof captures / sizeof captures[0])
 
