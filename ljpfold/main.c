@@ -1,0 +1,213 @@
+/*
+ * ljpfold — folded stacks from LuaJIT profiles, for flamegraph.pl,
+ * speedscope, Firefox Profiler, Pyroscope and every tool that reads them.
+ */
+#include "cli.h"
+#include "fold_output.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(void) {
+  printf(
+      "Usage: %s [OPTION]... FILE...\n"
+      "Fold sysprof or memprof profiles into collapsed stacks, one line per\n"
+      "distinct stack: \"frame;frame;frame COUNT\", outermost frame first.\n"
+      "Several files merge into one output.  FILE '-' reads standard input.\n"
+      "\n"
+      "Stacks (sysprof):\n"
+      "      --stack=VIEW        merged (default): host frames down to the VM\n"
+      "                          entry, Lua frames spliced in at every entry;\n"
+      "                          lua: Lua frames only; host: host frames only\n"
+      "      --vmstate[=WHERE]   add the VM state as a frame, VMST_<STATE>:\n"
+      "                          root (default) or leaf\n"
+      "      --addresses         name C and host frames name:0xADDR\n"
+      "      --flavor=NAME       fast-function names: auto (default), tarantool,\n"
+      "                          luajit, openresty\n"
+      "Weights (memprof):\n"
+      "      --weight=W          bytes (default): bytes allocated; events:\n"
+      "                          allocating events; live: bytes still held\n"
+      "Filters:\n"
+      "      --min-count=N       drop stacks whose count is below N\n"
+      "      --include=REGEX     keep only stacks with a frame matching REGEX\n"
+      "      --exclude=REGEX     drop stacks with a frame matching REGEX\n"
+      "      --base=FRAME        re-root stacks at their outermost FRAME frame;\n"
+      "                          stacks without it are dropped\n"
+      "Output:\n"
+      "      --format=FMT        folded (default) or tarantool: exactly what\n"
+      "                          Tarantool's `luajit -ts` prints (lines sorted)\n"
+      "  -h, --help              show this help and exit\n"
+      "  -V, --version           show the version and exit\n"
+      "\n"
+      "Exit status: 0 ok, 1 a file was truncated or broken (what was read is\n"
+      "still folded) or output failed, 2 usage error.\n",
+      cli_prog());
+}
+
+enum { OPT_STACK = 256, OPT_VMSTATE, OPT_ADDRESSES, OPT_FLAVOR, OPT_WEIGHT,
+       OPT_MIN, OPT_INCLUDE, OPT_EXCLUDE, OPT_BASE, OPT_FORMAT };
+
+static int add_regex(regex_t **arr, size_t *n, const char *re) {
+  regex_t *na = realloc(*arr, (*n + 1) * sizeof(*na));
+  if (!na)
+    return -1;
+  *arr = na;
+  int rc = regcomp(&na[*n], re, REG_EXTENDED | REG_NOSUB);
+  if (rc) {
+    char msg[128];
+    regerror(rc, &na[*n], msg, sizeof(msg));
+    cli_usage_error("bad regular expression '%s': %s", re, msg);
+    return -1;
+  }
+  (*n)++;
+  return 0;
+}
+
+static int fold_event(void *ctx, const ljp_reader *r, const ljp_event *ev) {
+  if (ljp_folder_add(ctx, r, ev) != LJP_OK) {
+    cli_error("out of memory");
+    return CLI_EXIT_ERROR;
+  }
+  return 0;
+}
+
+int parse_flavor(const char *s, ljp_flavor *out) {
+  if (!strcmp(s, "auto")) *out = LJP_FLAVOR_AUTO;
+  else if (!strcmp(s, "tarantool")) *out = LJP_FLAVOR_TARANTOOL;
+  else if (!strcmp(s, "luajit")) *out = LJP_FLAVOR_LUAJIT;
+  else if (!strcmp(s, "openresty")) *out = LJP_FLAVOR_OPENRESTY;
+  else return -1;
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  static const struct option opts[] = {
+      {"stack", required_argument, 0, OPT_STACK},
+      {"vmstate", optional_argument, 0, OPT_VMSTATE},
+      {"addresses", no_argument, 0, OPT_ADDRESSES},
+      {"flavor", required_argument, 0, OPT_FLAVOR},
+      {"weight", required_argument, 0, OPT_WEIGHT},
+      {"min-count", required_argument, 0, OPT_MIN},
+      {"include", required_argument, 0, OPT_INCLUDE},
+      {"exclude", required_argument, 0, OPT_EXCLUDE},
+      {"base", required_argument, 0, OPT_BASE},
+      {"format", required_argument, 0, OPT_FORMAT},
+      {"help", no_argument, 0, 'h'},
+      {"version", no_argument, 0, 'V'},
+      {0, 0, 0, 0}};
+  cli_init(argv[0]);
+  ljp_fold_options fo;
+  memset(&fo, 0, sizeof(fo));
+  fo.flavor = LJP_FLAVOR_AUTO;
+  fo.weight = LJP_WEIGHT_BYTES;
+  fold_filter ff;
+  memset(&ff, 0, sizeof(ff));
+  int tarantool = 0, c;
+  unsigned long long u;
+  while ((c = getopt_long(argc, argv, "hV", opts, NULL)) != -1) {
+    switch (c) {
+    case OPT_STACK:
+      if (!strcmp(optarg, "merged")) fo.view = LJP_VIEW_MERGED;
+      else if (!strcmp(optarg, "lua")) fo.view = LJP_VIEW_LUA;
+      else if (!strcmp(optarg, "host")) fo.view = LJP_VIEW_HOST;
+      else return cli_usage_error("--stack takes merged, lua or host, not '%s'", optarg);
+      break;
+    case OPT_VMSTATE:
+      if (!optarg || !strcmp(optarg, "root")) fo.vmstate = LJP_VMSTATE_ROOT;
+      else if (!strcmp(optarg, "leaf")) fo.vmstate = LJP_VMSTATE_LEAF;
+      else return cli_usage_error("--vmstate takes root or leaf, not '%s'", optarg);
+      break;
+    case OPT_ADDRESSES: fo.style = LJP_NAME_ADDRESSES; break;
+    case OPT_FLAVOR:
+      if (parse_flavor(optarg, &fo.flavor))
+        return cli_usage_error("unknown flavor '%s'", optarg);
+      break;
+    case OPT_WEIGHT:
+      if (!strcmp(optarg, "bytes")) fo.weight = LJP_WEIGHT_BYTES;
+      else if (!strcmp(optarg, "events")) fo.weight = LJP_WEIGHT_EVENTS;
+      else if (!strcmp(optarg, "live")) fo.weight = LJP_WEIGHT_LIVE;
+      else return cli_usage_error("--weight takes bytes, events or live, not '%s'", optarg);
+      break;
+    case OPT_MIN:
+      if (cli_parse_u64(optarg, &u) || u > INT64_MAX)
+        return cli_usage_error("--min-count takes a count, not '%s'", optarg);
+      ff.min_count = (int64_t)u;
+      break;
+    case OPT_INCLUDE:
+      if (add_regex(&ff.include, &ff.ninclude, optarg)) return CLI_EXIT_USAGE;
+      break;
+    case OPT_EXCLUDE:
+      if (add_regex(&ff.exclude, &ff.nexclude, optarg)) return CLI_EXIT_USAGE;
+      break;
+    case OPT_BASE: ff.base = optarg; break;
+    case OPT_FORMAT:
+      if (!strcmp(optarg, "folded")) tarantool = 0;
+      else if (!strcmp(optarg, "tarantool")) tarantool = 1;
+      else return cli_usage_error("--format takes folded or tarantool, not '%s'", optarg);
+      break;
+    case 'h': usage(); return cli_finish_stdout();
+    case 'V': cli_print_version(); return cli_finish_stdout();
+    default: return cli_usage_error("unknown option");
+    }
+  }
+  if (optind >= argc)
+    return cli_usage_error("no input file");
+  if (tarantool) {
+    fo.view = LJP_VIEW_REFERENCE;
+    fo.style = LJP_NAME_REFERENCE;
+    fo.vmstate = LJP_VMSTATE_NONE;
+  }
+  ljp_tree *tree = ljp_tree_new();
+  ljp_folder *folder = tree ? ljp_folder_new(tree, &fo) : NULL;
+  if (!folder) {
+    cli_error("out of memory");
+    return CLI_EXIT_ERROR;
+  }
+  int rc = 0;
+  for (int i = optind; i < argc; i++) {
+    ljp_reader *r = cli_open_reader(argv[i], fo.flavor);
+    if (!r) {
+      rc = CLI_EXIT_ERROR;
+      continue;
+    }
+    int drc = cli_drain(argv[i], r, fold_event, folder);
+    if (drc)
+      rc = CLI_EXIT_ERROR;
+    /* The folder caches symbol pointers of this reader: one folder per
+     * reader, the tree is what is shared. */
+    ljp_folder_free(folder);
+    ljp_reader_free(r);
+    folder = ljp_folder_new(tree, &fo);
+    if (!folder) {
+      cli_error("out of memory");
+      return CLI_EXIT_ERROR;
+    }
+  }
+  ljp_folder_free(folder);
+  ljp_tree *out = tree;
+  if (ff.ninclude || ff.nexclude || ff.base) {
+    out = fold_filter_tree(tree, &ff);
+    if (!out) {
+      cli_error("out of memory");
+      return CLI_EXIT_ERROR;
+    }
+  }
+  ljp_status st = tarantool
+                      ? fold_write_tarantool(out, ff.min_count, cli_emit_stdout, NULL)
+                      : ljp_tree_write_folded(out, ff.min_count, cli_emit_stdout, NULL);
+  if (st == LJP_E_NOMEM) {
+    cli_error("out of memory");
+    rc = CLI_EXIT_ERROR;
+  }
+  if (cli_finish_stdout())
+    rc = CLI_EXIT_ERROR;
+  if (out != tree)
+    ljp_tree_free(out);
+  ljp_tree_free(tree);
+  for (size_t i = 0; i < ff.ninclude; i++) regfree(&ff.include[i]);
+  for (size_t i = 0; i < ff.nexclude; i++) regfree(&ff.exclude[i]);
+  free(ff.include);
+  free(ff.exclude);
+  return rc;
+}
