@@ -18,7 +18,6 @@
  */
 #include "reports.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -484,6 +483,30 @@ static uint32_t loc_get(memreport *m, uint64_t a, uint64_t l, uint64_t t,
   return id;
 }
 
+/* The parsers of ljm 1 and ljm 2 predate aliases (ed3358c9, 2022-04): they
+ * print a multi-line chunk name as it is, and no ALIASES section. */
+static int pre_alias(const memreport *m)
+{
+  return m->ljm_version == 1 || m->ljm_version == 2;
+}
+
+/* "<chunk>:<line>" with the chunk text verbatim. */
+static uint32_t verbatim_name(memreport *m, const ljp_symbol *sym,
+                              uint64_t line)
+{
+  char num[24];
+  int nl = snprintf(num, sizeof num, ":%" PRIu64, line);
+  size_t len = sym->name_len + (size_t)nl;
+  char *buf = malloc(len + 1);
+  if (!buf)
+    return NONE32;
+  memcpy(buf, sym->name, sym->name_len);
+  memcpy(buf + sym->name_len, num, (size_t)nl + 1);
+  uint32_t id = rep_strpool_intern(m->names, buf, len);
+  free(buf);
+  return id;
+}
+
 /* The reference demangle of the event's location, interned; cached per
  * location while the symbols it resolved to stay the same. */
 static uint32_t loc_name(memreport *m, struct loc *c, const ljp_mem_event *me)
@@ -493,13 +516,21 @@ static uint32_t loc_name(memreport *m, struct loc *c, const ljp_mem_event *me)
   if (c->named && c->sym == me->loc.sym && c->proto == me->loc.proto &&
       c->mcode == me->loc.mcode)
     return c->name;
-  /* ljm 2 traces ("TRACE [n] 0x<mcode>[ started at ...]") are named by
-   * the library too, from loc.mcode. */
-  size_t n = rep_frame_name(&m->nb, &me->loc, LJP_NAME_REFERENCE,
-                            LJP_FLAVOR_TARANTOOL);
-  if (n == SIZE_MAX)
-    return NONE32;
-  uint32_t name = rep_strpool_intern(m->names, m->nb.buf, n);
+  uint32_t name;
+  const ljp_symbol *sym = me->loc.sym;
+  if (pre_alias(m) && me->loc.kind == LJP_FRAME_LUA && sym &&
+      sym->kind == LJP_SYM_LFUNC && sym->name &&
+      memchr(sym->name, '\n', sym->name_len)) {
+    name = verbatim_name(m, sym, me->loc.line);
+  } else {
+    /* ljm 2 traces ("TRACE [n] 0x<mcode>[ started at ...]") are named by
+     * the library too, from loc.mcode. */
+    size_t n = rep_frame_name(&m->nb, &me->loc, LJP_NAME_REFERENCE,
+                              LJP_FLAVOR_TARANTOOL);
+    if (n == SIZE_MAX)
+      return NONE32;
+    name = rep_strpool_intern(m->names, m->nb.buf, n);
+  }
   if (name == NONE32)
     return NONE32;
   c->named = 1;
@@ -985,7 +1016,7 @@ out:
  * print("\n"): two newlines. */
 static void print_aliases(const memreport *m, FILE *out)
 {
-  if (!m->naliases)
+  if (!m->naliases || pre_alias(m))
     return;
   fputs("ALIASES:\n", out);
   for (size_t k = 0; k < m->naliases; k++) {

@@ -452,6 +452,32 @@ START_TEST(ljm2_mcode_traces)
 }
 END_TEST
 
+/* ljm 1 tools predate aliases: the chunk text is the name. */
+START_TEST(ljm1_multiline_verbatim)
+{
+  ljp_writer *w = ljp_writer_new(NULL, NULL, 0);
+  ck_assert_ptr_nonnull(w);
+  OK(ljp_write_symtab_begin(w, 1, 0));
+  lfunc(w, 0x5000, "x = 1\ny = {}", 0);
+  OK(ljp_write_symtab_end(w));
+  OK(ljp_write_stream_begin(w, LJP_KIND_MEMPROF, 1, LJP_FLAVOR_TARANTOOL, 0));
+  lua_ev(w, A, 0x5000, 2, 0, 0, 0x100, 40);
+  char *got = finish(w, NULL);
+  ck_assert_str_eq(got,
+    "ALLOCATIONS\n"
+    "x = 1\ny = {}:2: 1 events\t+40 bytes\t-0 bytes\n"
+    "\n"
+    "REALLOCATIONS\n"
+    "\n"
+    "DEALLOCATIONS\n"
+    "\n"
+    "HEAP SUMMARY:\n"
+    "x = 1\ny = {}:2 holds 40 bytes: 1 allocs, 0 frees\n"
+    "\n");
+  free(got);
+}
+END_TEST
+
 START_TEST(era_names)
 {
   ck_assert_int_eq(memreport_era_parse("auto"), MEMREPORT_ERA_AUTO);
@@ -478,6 +504,7 @@ Suite *memreport_built_suite(void)
   tcase_add_test(tc, trace_flush_current);
   tcase_add_test(tc, trace_flush_generation);
   tcase_add_test(tc, ljm2_mcode_traces);
+  tcase_add_test(tc, ljm1_multiline_verbatim);
   tcase_add_test(tc, era_names);
   suite_add_tcase(s, tc);
   return s;
