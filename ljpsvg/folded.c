@@ -1,0 +1,233 @@
+/* folded.c — collapsed-stack text into call trees.  See folded.h. */
+#include "folded.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void folded_init(folded_reader *fr, ljp_tree *after, ljp_tree *before,
+                 int reverse)
+{
+  memset(fr, 0, sizeof *fr);
+  fr->after = after;
+  fr->before = before;
+  fr->reverse = reverse;
+}
+
+void folded_free(folded_reader *fr)
+{
+  free(fr->buf);
+  free(fr->frames);
+  free(fr->frames2);
+  fr->buf = NULL;
+  fr->frames = fr->frames2 = NULL;
+}
+
+static int is_space(char c)
+{
+  return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
+}
+
+/* Parses the count that ends s[0..*len): digits with an optional fraction,
+ * preceded by whitespace.  On success *len is cut to the text before the
+ * whitespace and the count (rounded half up) is stored. */
+static int take_count(const char *s, size_t *len, int64_t *count,
+                      int *rounded)
+{
+  size_t end = *len, i = end;
+  while (i > 0 && ((s[i - 1] >= '0' && s[i - 1] <= '9') || s[i - 1] == '.'))
+    i--;
+  if (i == end || i == 0 || !is_space(s[i - 1]) || s[i] == '.')
+    return 0;
+  uint64_t v = 0;
+  size_t k = i;
+  for (; k < end && s[k] != '.'; k++) {
+    unsigned d = (unsigned)(s[k] - '0');
+    if (v > (UINT64_C(0x7fffffffffffffff) - d) / 10)
+      return 0;            /* beyond int64: not a count we can add */
+    v = v * 10 + d;
+  }
+  *rounded = 0;
+  if (k < end) {           /* the fraction: at most one dot */
+    for (size_t f = k + 1; f < end; f++)
+      if (s[f] == '.')
+        return 0;
+    for (size_t f = k + 1; f < end; f++)
+      if (s[f] != '0') {
+        *rounded = 1;
+        break;
+      }
+    if (k + 1 < end && s[k + 1] >= '5' && v < UINT64_C(0x7fffffffffffffff))
+      v++;
+  }
+  while (i > 0 && is_space(s[i - 1]))
+    i--;
+  *len = i;
+  *count = (int64_t)v;
+  return 1;
+}
+
+static int grow_frames(folded_reader *fr, size_t n)
+{
+  if (n <= fr->frames_cap)
+    return 0;
+  size_t cap = fr->frames_cap ? fr->frames_cap : 64;
+  while (cap < n)
+    cap *= 2;
+  uint32_t *a = realloc(fr->frames, cap * sizeof *a);
+  if (!a)
+    return -1;
+  fr->frames = a;
+  uint32_t *b = realloc(fr->frames2, cap * sizeof *b);
+  if (!b)
+    return -1;
+  fr->frames2 = b;
+  fr->frames_cap = cap;
+  return 0;
+}
+
+/* Interns the frames of stack s[0..len) into t; returns the count or
+ * (size_t)-1 when out of memory.  Like Perl's split, trailing empty
+ * frames are dropped ("a;b;" is "a;b"). */
+static size_t split_stack(folded_reader *fr, ljp_tree *t, const char *s,
+                          size_t len, uint32_t *out)
+{
+  while (len > 0 && s[len - 1] == ';')
+    len--;
+  size_t n = 0;
+  if (len == 0)
+    return 0;
+  const char *p = s, *end = s + len;
+  for (;;) {
+    const char *semi = memchr(p, ';', (size_t)(end - p));
+    const char *stop = semi ? semi : end;
+    uint32_t id = ljp_tree_intern(t, p, (size_t)(stop - p), LJP_CLASS_OTHER);
+    if (!id)
+      return (size_t)-1;
+    out[n++] = id;
+    if (!semi)
+      break;
+    p = semi + 1;
+  }
+  if (fr->reverse)
+    for (size_t i = 0; i < n / 2; i++) {
+      uint32_t tmp = out[i];
+      out[i] = out[n - 1 - i];
+      out[n - 1 - i] = tmp;
+    }
+  return n;
+}
+
+int folded_line(folded_reader *fr, const char *s, size_t len)
+{
+  fr->lines++;
+  while (len > 0 && is_space(s[len - 1]))
+    len--;
+  if (len == 0)
+    return 0;              /* blank lines are no error */
+  int64_t after, before = 0;
+  int r1 = 0, r2 = 0, two = 0;
+  if (!take_count(s, &len, &after, &r1)) {
+    fr->ignored++;
+    return 0;
+  }
+  if (take_count(s, &len, &before, &r2))
+    two = 1;
+  fr->rounded += (uint64_t)(r1 + r2);
+
+  /* An upper bound on the frame count: one more than the separators. */
+  size_t bound = 1;
+  for (const char *p = s; (p = memchr(p, ';', len - (size_t)(p - s))); p++)
+    bound++;
+  if (grow_frames(fr, bound) != 0)
+    return -1;
+  size_t n = split_stack(fr, fr->after, s, len, fr->frames);
+  if (n == (size_t)-1 || ljp_tree_add(fr->after, fr->frames, n, after) == UINT32_MAX)
+    return -1;
+  if (two) {
+    fr->differential++;
+    if (fr->before) {
+      size_t m = split_stack(fr, fr->before, s, len, fr->frames2);
+      if (m == (size_t)-1 ||
+          ljp_tree_add(fr->before, fr->frames2, m, before) == UINT32_MAX)
+        return -1;
+    }
+  }
+  return 1;
+}
+
+static int line_done(folded_reader *fr, const char *s, size_t len)
+{
+  if (!fr->started) {
+    fr->started = 1;
+    if (len >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) {
+      s += 3;
+      len -= 3;
+    }
+  }
+  return folded_line(fr, s, len) < 0 ? -1 : 0;
+}
+
+int folded_feed(folded_reader *fr, const void *data, size_t len)
+{
+  const char *p = data, *end = p + len;
+  while (p < end) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    size_t take = nl ? (size_t)(nl - p) : (size_t)(end - p);
+    if (fr->skipping) {
+      if (nl) {
+        fr->skipping = 0;
+        fr->lines++;
+        fr->ignored++;
+      }
+    } else if (fr->len == 0 && nl) {
+      /* Whole line inside the piece: no copy. */
+      if (line_done(fr, p, take) != 0)
+        return -1;
+    } else if (fr->len + take > FOLDED_MAX_LINE) {
+      fr->len = 0;
+      if (nl) {
+        fr->lines++;
+        fr->ignored++;
+      } else
+        fr->skipping = 1;
+    } else {
+      if (fr->len + take > fr->cap) {
+        size_t cap = fr->cap ? fr->cap : 4096;
+        while (cap < fr->len + take)
+          cap *= 2;
+        char *b = realloc(fr->buf, cap);
+        if (!b)
+          return -1;
+        fr->buf = b;
+        fr->cap = cap;
+      }
+      memcpy(fr->buf + fr->len, p, take);
+      fr->len += take;
+      if (nl) {
+        size_t n = fr->len;
+        fr->len = 0;
+        if (line_done(fr, fr->buf, n) != 0)
+          return -1;
+      }
+    }
+    if (!nl)
+      break;
+    p = nl + 1;
+  }
+  return 0;
+}
+
+int folded_finish(folded_reader *fr)
+{
+  if (fr->skipping) {
+    fr->skipping = 0;
+    fr->lines++;
+    fr->ignored++;
+    return 0;
+  }
+  if (fr->len == 0)
+    return 0;
+  size_t n = fr->len;
+  fr->len = 0;
+  return line_done(fr, fr->buf, n);
+}

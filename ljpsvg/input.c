@@ -1,0 +1,241 @@
+/* input.c — one ljpsvg input into call trees.  See input.h. */
+#include "input.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "folded.h"
+
+#define CHUNK ((size_t)1 << 20)
+
+static int fail(input_result *res, const char *fmt, const char *what)
+{
+  res->error = 1;
+  snprintf(res->message, sizeof res->message, fmt, what);
+  return -1;
+}
+
+#ifdef LJPSVG_HAVE_FOLDER
+/* Drains an opened reader into the tree. */
+static int fold_reader(ljp_reader *r, const input_opts *o, ljp_tree *after,
+                       input_result *res)
+{
+  ljp_folder *f = NULL;
+  const ljp_event *ev;
+  ljp_status st;
+  int rc = 0;
+  while ((st = ljp_reader_next(r, &ev)) == LJP_OK) {
+    if (ev->type != LJP_EV_SAMPLE && ev->type != LJP_EV_MEMORY)
+      continue;
+    if (!f) {
+      /* The kind is known once the event stream began: sysprof weighs
+       * samples whatever --weight says. */
+      ljp_fold_options fo = o->fold;
+      if (ljp_reader_kind(r) == LJP_KIND_SYSPROF)
+        fo.weight = LJP_WEIGHT_SAMPLES;
+      f = ljp_folder_new(after, &fo);
+      if (!f) {
+        rc = fail(res, "%s", "out of memory");
+        break;
+      }
+    }
+    if (ljp_folder_add(f, r, ev) != LJP_OK) {
+      rc = fail(res, "%s", "out of memory");
+      break;
+    }
+  }
+  res->kind = ljp_reader_kind(r);
+  if (rc == 0 && st != LJP_END)
+    rc = fail(res, "%s", ljp_reader_error(r));
+  ljp_folder_free(f);
+  return rc;
+}
+#endif
+
+static int read_profile(const char *path, int fd, const void *mem,
+                        size_t memlen, const input_opts *o, ljp_tree *after,
+                        input_result *res)
+{
+#ifdef LJPSVG_HAVE_FOLDER
+  ljp_reader *r = ljp_reader_new();
+  if (!r)
+    return fail(res, "%s", "out of memory");
+  ljp_status st = mem ? ljp_reader_open_memory(r, mem, memlen)
+                  : fd >= 0 ? ljp_reader_open_fd(r, fd)
+                            : ljp_reader_open_path(r, path);
+  int rc;
+  if (st != LJP_OK)
+    rc = fail(res, "%s", ljp_reader_error(r));
+  else
+    rc = fold_reader(r, o, after, res);
+  ljp_reader_free(r);
+  return rc;
+#else
+  (void)path, (void)fd, (void)mem, (void)memlen, (void)o, (void)after;
+  res->kind = LJP_KIND_UNKNOWN;
+  return fail(res, "%s", "binary profiles are not supported by this build");
+#endif
+}
+
+static int feed_text(folded_reader *fr, int fd, const char *first,
+                     size_t nfirst, input_result *res)
+{
+  int rc = 0;
+  if (nfirst && folded_feed(fr, first, nfirst) != 0)
+    rc = fail(res, "%s", "out of memory");
+  char *buf = rc ? NULL : malloc(CHUNK);
+  if (!rc && !buf)
+    rc = fail(res, "%s", "out of memory");
+  while (!rc) {
+    ssize_t n = read(fd, buf, CHUNK);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      rc = fail(res, "%s", strerror(errno));
+      break;
+    }
+    if (n == 0)
+      break;
+    if (folded_feed(fr, buf, (size_t)n) != 0)
+      rc = fail(res, "%s", "out of memory");
+  }
+  if (!rc && folded_finish(fr) != 0)
+    rc = fail(res, "%s", "out of memory");
+  free(buf);
+  res->lines = fr->lines;
+  res->ignored = fr->ignored;
+  res->rounded = fr->rounded;
+  res->differential = fr->differential;
+  return rc;
+}
+
+/* Reads fd to its end into memory (a pipe cannot be rewound after the
+ * magic was seen). */
+static char *slurp(int fd, const char *first, size_t nfirst, size_t *len)
+{
+  size_t cap = nfirst > CHUNK ? nfirst * 2 : CHUNK, n = nfirst;
+  char *p = malloc(cap);
+  if (!p)
+    return NULL;
+  memcpy(p, first, nfirst);
+  for (;;) {
+    if (cap - n < CHUNK) {
+      char *q = realloc(p, cap * 2);
+      if (!q) {
+        free(p);
+        return NULL;
+      }
+      p = q;
+      cap *= 2;
+    }
+    ssize_t r = read(fd, p + n, cap - n);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0)
+      break;
+    n += (size_t)r;
+  }
+  *len = n;
+  return p;
+}
+
+int input_read(const char *path, const input_opts *o, ljp_tree *after,
+               ljp_tree *before, input_result *res)
+{
+  memset(res, 0, sizeof *res);
+  int is_stdin = strcmp(path, "-") == 0;
+  int fd = is_stdin ? 0 : open(path, O_RDONLY);
+  if (fd < 0)
+    return fail(res, "%s", strerror(errno));
+
+  /* Detect the type by content: profiles start with "ljs". */
+  char head[4096];
+  size_t nhead = 0;
+  while (nhead < 3) {
+    ssize_t n = read(fd, head + nhead, sizeof head - nhead);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      int e = errno;
+      if (!is_stdin)
+        close(fd);
+      return fail(res, "%s", strerror(e));
+    }
+    if (n == 0)
+      break;
+    nhead += (size_t)n;
+  }
+  int rc;
+  if (nhead >= 3 && memcmp(head, "ljs", 3) == 0) {
+    if (!is_stdin) {
+      close(fd);
+      rc = read_profile(path, -1, NULL, 0, o, after, res);
+    } else if (lseek(fd, 0, SEEK_SET) == 0) {
+      rc = read_profile(path, fd, NULL, 0, o, after, res);
+    } else {
+      size_t len;
+      char *mem = slurp(fd, head, nhead, &len);
+      if (!mem)
+        return fail(res, "%s", "out of memory");
+      rc = read_profile(path, -1, mem, len, o, after, res);
+      free(mem);
+    }
+    return rc;
+  }
+  folded_reader fr;
+  folded_init(&fr, after, before, o->reverse);
+  rc = feed_text(&fr, fd, head, nhead, res);
+  folded_free(&fr);
+  if (!is_stdin)
+    close(fd);
+  return rc;
+}
+
+ljp_tree *input_reverse_tree(const ljp_tree *src)
+{
+  ljp_tree *dst = ljp_tree_new();
+  uint32_t nf = ljp_tree_frame_count(src);
+  uint32_t *fmap = malloc(((size_t)nf + 1) * sizeof *fmap);
+  uint32_t *path = NULL;
+  size_t cap = 0;
+  if (!dst || !fmap)
+    goto fail;
+  /* Same frame ids in the same order. */
+  for (uint32_t f = 1; f <= nf; f++) {
+    size_t len;
+    const char *name = ljp_tree_frame_name(src, f, &len);
+    if (!(fmap[f] = ljp_tree_intern(dst, name, len, ljp_tree_frame_class(src, f))))
+      goto fail;
+  }
+  for (uint32_t n = 1; n < ljp_tree_node_count(src); n++) {
+    int64_t self = ljp_tree_node_self(src, n);
+    if (self == 0)
+      continue;
+    size_t depth = ljp_tree_node_depth(src, n);
+    if (depth > cap) {
+      cap = depth * 2;
+      uint32_t *p = realloc(path, cap * sizeof *p);
+      if (!p)
+        goto fail;
+      path = p;
+    }
+    /* Walking up from the leaf gives the reversed stack directly. */
+    size_t k = 0;
+    for (uint32_t u = n; u; u = ljp_tree_node_parent(src, u))
+      path[k++] = fmap[ljp_tree_node_frame(src, u)];
+    if (ljp_tree_add(dst, path, k, self) == UINT32_MAX)
+      goto fail;
+  }
+  free(fmap);
+  free(path);
+  return dst;
+fail:
+  ljp_tree_free(dst);
+  free(fmap);
+  free(path);
+  return NULL;
+}

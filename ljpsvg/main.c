@@ -1,0 +1,438 @@
+/* ljpsvg — interactive SVG flame graphs from LuaJIT sysprof/memprof files
+ * and from collapsed-stack text; flamegraph.pl's options, a LuaJIT palette,
+ * differential graphs.  A thin main: options, inputs, layout, writer. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <libxml/xmlwriter.h>
+
+#include "cli.h"
+#include "input.h"
+#include "layout.h"
+#include "ljp.h"
+#include "svg.h"
+
+/* "ljpsvg: file: message" (file NULL: "ljpsvg: message"). */
+static void diag(const char *file, const char *fmt, ...) CLI_PRINTF(2, 3);
+static void diag(const char *file, const char *fmt, ...)
+{
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (file)
+    cli_error("%s: %s", cli_input_name(file), msg);
+  else
+    cli_error("%s", msg);
+}
+
+static void usage(FILE *out)
+{
+  fprintf(out,
+"Usage: ljpsvg [options] [FILE...] > graph.svg\n"
+"       ljpsvg --diff [options] BEFORE AFTER > diff.svg\n"
+"Draws an interactive SVG flame graph of LuaJIT sysprof or memprof files or\n"
+"of collapsed-stack text (\"frame;frame N\"); '-' or no FILE reads stdin.\n"
+"Several inputs merge into one graph.\n"
+"\n"
+"flamegraph.pl options:\n"
+"  --title TEXT       title (default \"Flame Graph\"/\"Icicle Graph\")\n"
+"  --subtitle TEXT    second title line\n"
+"  --width PX         image width (default 1200)\n"
+"  --height PX        frame height (default 16)\n"
+"  --minwidth PX|N%%   omit frames narrower than this (default 0.1)\n"
+"  --fonttype FONT    font family (default Verdana)\n"
+"  --fontsize PT      font size (default 12)\n"
+"  --fontwidth F      average glyph width / font size (default 0.59)\n"
+"  --countname TEXT   what counts are (default samples / bytes)\n"
+"  --nametype TEXT    what names are (default \"Function:\")\n"
+"  --colors PALETTE   %s\n"
+"                     (default lua for profiles, hot for text)\n"
+"  --bgcolors COLOR   yellow, blue, green, grey, dark or #rrggbb\n"
+"  --hash             colour by flamegraph.pl's name hash\n"
+"  --reverse          reverse stacks (leaf frames at the bottom)\n"
+"  --inverted         icicle graph (root at the top)\n"
+"  --negate           swap the differential hues (blue <-> red)\n"
+"  --factor F         multiply displayed counts by F\n"
+"  --total N          width of the graph in counts (if above the sum)\n"
+"  --notes TEXT       notes embedded as a comment\n"
+"\n"
+"ljpsvg options:\n"
+"  --diff             differential graph of BEFORE and AFTER\n"
+"  --no-normalize     do not scale BEFORE to the total of AFTER\n"
+"  --colorblind       colour-blind-safe LuaJIT palette (Okabe-Ito)\n"
+"  --dark             dark background\n"
+"  --no-legend        no frame-class legend\n"
+"  --maxframes N      draw at most N frames, the widest (default 50000, 0 = all)\n"
+"  --weight W         memprof weight: bytes (default), events, live\n"
+"  --stack VIEW       merged (default), lua, host, reference\n"
+"  --vmstate WHERE    VM-state frame: none (default), root, leaf\n"
+"  --addresses        C and host frames carry their symbol address\n"
+"  -o, --output FILE  write to FILE instead of stdout\n"
+"  -h, --help         this help\n"
+"  -V, --version      the version\n",
+          palette_names());
+}
+
+enum {
+  OPT_TITLE = 256, OPT_SUBTITLE, OPT_WIDTH, OPT_HEIGHT, OPT_MINWIDTH,
+  OPT_FONTTYPE, OPT_FONTSIZE, OPT_FONTWIDTH, OPT_COUNTNAME, OPT_NAMETYPE,
+  OPT_COLORS, OPT_BGCOLORS, OPT_HASH, OPT_REVERSE, OPT_INVERTED, OPT_NEGATE,
+  OPT_FACTOR, OPT_TOTAL, OPT_NOTES, OPT_DIFF, OPT_NO_NORMALIZE,
+  OPT_COLORBLIND, OPT_DARK, OPT_NO_LEGEND, OPT_MAXFRAMES, OPT_WEIGHT,
+  OPT_STACK, OPT_VMSTATE, OPT_ADDRESSES, OPT_RANDOM, OPT_CP
+};
+
+static const struct option LONGOPTS[] = {
+  {"title", required_argument, NULL, OPT_TITLE},
+  {"subtitle", required_argument, NULL, OPT_SUBTITLE},
+  {"width", required_argument, NULL, OPT_WIDTH},
+  {"height", required_argument, NULL, OPT_HEIGHT},
+  {"minwidth", required_argument, NULL, OPT_MINWIDTH},
+  {"fonttype", required_argument, NULL, OPT_FONTTYPE},
+  {"fontsize", required_argument, NULL, OPT_FONTSIZE},
+  {"fontwidth", required_argument, NULL, OPT_FONTWIDTH},
+  {"countname", required_argument, NULL, OPT_COUNTNAME},
+  {"nametype", required_argument, NULL, OPT_NAMETYPE},
+  {"colors", required_argument, NULL, OPT_COLORS},
+  {"color", required_argument, NULL, OPT_COLORS},
+  {"bgcolors", required_argument, NULL, OPT_BGCOLORS},
+  {"hash", no_argument, NULL, OPT_HASH},
+  {"random", no_argument, NULL, OPT_RANDOM},
+  {"cp", no_argument, NULL, OPT_CP},
+  {"reverse", no_argument, NULL, OPT_REVERSE},
+  {"inverted", no_argument, NULL, OPT_INVERTED},
+  {"negate", no_argument, NULL, OPT_NEGATE},
+  {"factor", required_argument, NULL, OPT_FACTOR},
+  {"total", required_argument, NULL, OPT_TOTAL},
+  {"notes", required_argument, NULL, OPT_NOTES},
+  {"diff", no_argument, NULL, OPT_DIFF},
+  {"no-normalize", no_argument, NULL, OPT_NO_NORMALIZE},
+  {"colorblind", no_argument, NULL, OPT_COLORBLIND},
+  {"dark", no_argument, NULL, OPT_DARK},
+  {"no-legend", no_argument, NULL, OPT_NO_LEGEND},
+  {"maxframes", required_argument, NULL, OPT_MAXFRAMES},
+  {"weight", required_argument, NULL, OPT_WEIGHT},
+  {"stack", required_argument, NULL, OPT_STACK},
+  {"vmstate", required_argument, NULL, OPT_VMSTATE},
+  {"addresses", no_argument, NULL, OPT_ADDRESSES},
+  {"output", required_argument, NULL, 'o'},
+  {"help", no_argument, NULL, 'h'},
+  {"version", no_argument, NULL, 'V'},
+  {NULL, 0, NULL, 0}
+};
+
+static int parse_double(const char *s, double lo, double hi, double *out)
+{
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno || end == s || *end || !(v >= lo && v <= hi))
+    return -1;
+  *out = v;
+  return 0;
+}
+
+typedef struct config {
+  svg_opts svg;
+  input_opts in;
+  const char *output;
+  const char *minwidth;
+  double total;            /* --total; 0 = none */
+  int diff, normalize, colors_set, countname_set, title_set, dark;
+  int colorblind, legend, hash;
+  palette_id pal;
+  size_t maxframes;
+} config;
+
+static int bad_value(const char *opt, const char *v)
+{
+  return cli_usage_error("invalid value for --%s: '%s'", opt, v);
+}
+
+static int parse_args(int argc, char **argv, config *c)
+{
+  int ch;
+  double v;
+  while ((ch = getopt_long(argc, argv, "o:hV", LONGOPTS, NULL)) != -1) {
+    switch (ch) {
+    case OPT_TITLE: c->svg.title = optarg; c->title_set = 1; break;
+    case OPT_SUBTITLE: c->svg.subtitle = optarg; break;
+    case OPT_WIDTH:
+      if (parse_double(optarg, 50, 1e6, &c->svg.width))
+        return bad_value("width", optarg);
+      break;
+    case OPT_HEIGHT:
+      if (parse_double(optarg, 2, 1000, &c->svg.frame_height))
+        return bad_value("height", optarg);
+      break;
+    case OPT_MINWIDTH: c->minwidth = optarg; break;
+    case OPT_FONTTYPE: c->svg.fonttype = optarg; break;
+    case OPT_FONTSIZE:
+      if (parse_double(optarg, 1, 500, &c->svg.fontsize))
+        return bad_value("fontsize", optarg);
+      break;
+    case OPT_FONTWIDTH:
+      if (parse_double(optarg, 0.05, 10, &c->svg.fontwidth))
+        return bad_value("fontwidth", optarg);
+      break;
+    case OPT_COUNTNAME: c->svg.countname = optarg; c->countname_set = 1; break;
+    case OPT_NAMETYPE: c->svg.nametype = optarg; break;
+    case OPT_COLORS:
+      if (palette_parse(optarg, &c->pal))
+        return bad_value("colors", optarg);
+      c->colors_set = 1;
+      break;
+    case OPT_BGCOLORS: {
+      char a[8], b[8];
+      int dk;
+      if (palette_background(PAL_HOT, optarg, a, b, &dk))
+        return bad_value("bgcolors", optarg);
+      c->svg.bgcolors = optarg;
+      break;
+    }
+    case OPT_HASH: c->hash = 1; break;
+    case OPT_RANDOM: case OPT_CP: break;  /* colours are always stable */
+    case OPT_REVERSE: c->in.reverse = 1; break;
+    case OPT_INVERTED: c->svg.inverted = 1; break;
+    case OPT_NEGATE: c->svg.negate = 1; break;
+    case OPT_FACTOR:
+      if (parse_double(optarg, -1e300, 1e300, &c->svg.factor))
+        return bad_value("factor", optarg);
+      break;
+    case OPT_TOTAL:
+      if (parse_double(optarg, 0, 9.2e18, &c->total))
+        return bad_value("total", optarg);
+      break;
+    case OPT_NOTES: c->svg.notes = optarg; break;
+    case OPT_DIFF: c->diff = 1; break;
+    case OPT_NO_NORMALIZE: c->normalize = 0; break;
+    case OPT_COLORBLIND: c->colorblind = 1; break;
+    case OPT_DARK: c->svg.bgcolors = "dark"; break;
+    case OPT_NO_LEGEND: c->legend = 0; break;
+    case OPT_MAXFRAMES:
+      if (parse_double(optarg, 0, 1e9, &v) || v != floor(v))
+        return bad_value("maxframes", optarg);
+      c->maxframes = (size_t)v;
+      break;
+    case OPT_WEIGHT:
+      if (!strcmp(optarg, "bytes")) c->in.fold.weight = LJP_WEIGHT_BYTES;
+      else if (!strcmp(optarg, "events")) c->in.fold.weight = LJP_WEIGHT_EVENTS;
+      else if (!strcmp(optarg, "live")) c->in.fold.weight = LJP_WEIGHT_LIVE;
+      else return bad_value("weight", optarg);
+      break;
+    case OPT_STACK:
+      if (!strcmp(optarg, "merged")) c->in.fold.view = LJP_VIEW_MERGED;
+      else if (!strcmp(optarg, "lua")) c->in.fold.view = LJP_VIEW_LUA;
+      else if (!strcmp(optarg, "host")) c->in.fold.view = LJP_VIEW_HOST;
+      else if (!strcmp(optarg, "reference")) c->in.fold.view = LJP_VIEW_REFERENCE;
+      else return bad_value("stack", optarg);
+      break;
+    case OPT_VMSTATE:
+      if (!strcmp(optarg, "none")) c->in.fold.vmstate = LJP_VMSTATE_NONE;
+      else if (!strcmp(optarg, "root")) c->in.fold.vmstate = LJP_VMSTATE_ROOT;
+      else if (!strcmp(optarg, "leaf")) c->in.fold.vmstate = LJP_VMSTATE_LEAF;
+      else return bad_value("vmstate", optarg);
+      break;
+    case OPT_ADDRESSES: c->in.fold.style = LJP_NAME_ADDRESSES; break;
+    case 'o': c->output = optarg; break;
+    case 'h': usage(stdout); exit(0);
+    case 'V': cli_print_version(); exit(0);
+    default:
+      return cli_usage_error("unknown option");
+    }
+  }
+  return 0;
+}
+
+/* Minimum width in weight units from "PX" or "N%". */
+static int min_weight_of(const char *s, double width, int64_t total,
+                         double *out)
+{
+  size_t n = strlen(s);
+  char buf[64];
+  if (n == 0 || n >= sizeof buf)
+    return -1;
+  memcpy(buf, s, n + 1);
+  int pct = buf[n - 1] == '%';
+  if (pct)
+    buf[n - 1] = '\0';
+  double v;
+  if (parse_double(buf, 0, pct ? 100 : 1e9, &v))
+    return -1;
+  *out = pct ? (double)total * v / 100 : v * (double)total / (width - 20);
+  return 0;
+}
+
+static int write_output(const config *c, const ljp_tree *t,
+                        const fg_layout *l, const svg_diff *d)
+{
+  int fd = 1;
+  if (c->output && strcmp(c->output, "-") != 0) {
+    fd = open(c->output, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    if (fd < 0) {
+      diag(c->output, "%s", strerror(errno));
+      return -1;
+    }
+  }
+  xmlOutputBufferPtr ob = xmlOutputBufferCreateFd(fd, NULL);
+  xmlTextWriterPtr w = ob ? xmlNewTextWriter(ob) : NULL;
+  if (!w) {
+    if (ob)
+      xmlOutputBufferClose(ob);
+    diag(NULL, "out of memory");
+    return -1;
+  }
+  int rc = svg_write(w, t, l, &c->svg, d);
+  /* Frees the output buffer too, flushing it. */
+  xmlFreeTextWriter(w);
+  if (fd != 1 && close(fd) != 0)
+    rc = -1;
+  if (rc != 0)
+    diag(c->output ? c->output : "stdout", "write failed");
+  return rc;
+}
+
+int main(int argc, char **argv)
+{
+  config c;
+  cli_init("ljpsvg");
+  memset(&c, 0, sizeof c);
+  c.svg.title = "Flame Graph";
+  c.svg.fonttype = "Verdana";
+  c.svg.countname = "samples";
+  c.svg.nametype = "Function:";
+  c.svg.width = 1200;
+  c.svg.frame_height = 16;
+  c.svg.fontsize = 12;
+  c.svg.fontwidth = 0.59;
+  c.svg.factor = 1;
+  c.minwidth = "0.1";
+  c.normalize = 1;
+  c.legend = 1;
+  c.maxframes = 50000;
+  c.pal = PAL_HOT;
+  c.in.fold.flavor = LJP_FLAVOR_AUTO;
+  c.in.fold.weight = LJP_WEIGHT_BYTES;
+
+  int rc = parse_args(argc, argv, &c);
+  if (rc)
+    return rc;
+  int nin = argc - optind;
+  char *stdin_arg[] = {"-"};
+  char **inputs = nin ? argv + optind : stdin_arg;
+  if (!nin)
+    nin = 1;
+  if (c.diff && nin != 2)
+    return cli_usage_error("--diff takes two inputs: BEFORE AFTER");
+  {
+    double mw;
+    if (min_weight_of(c.minwidth, c.svg.width, 1, &mw))
+      return bad_value("minwidth", c.minwidth);
+  }
+
+  ljp_tree *after = ljp_tree_new(), *before = ljp_tree_new();
+  if (!after || !before) {
+    diag(NULL, "out of memory");
+    return 1;
+  }
+  int status = 0, any_profile = 0, memprof = 0;
+  uint64_t differential_lines = 0;
+  input_opts io = c.in;
+  io.reverse = 0;          /* reversed once, after all inputs are in */
+  for (int i = 0; i < nin; i++) {
+    input_result res;
+    ljp_tree *into = c.diff && i == 0 ? before : after;
+    ljp_tree *pair = c.diff ? NULL : before;
+    if (input_read(inputs[i], &io, into, pair, &res) != 0) {
+      diag(inputs[i], "%s", res.message);
+      status = 1;
+    }
+    if (res.kind != LJP_KIND_UNKNOWN)
+      any_profile = 1;
+    if (res.kind == LJP_KIND_MEMPROF)
+      memprof = 1;
+    if (res.ignored)
+      diag(inputs[i], "ignored %llu lines with invalid format",
+           (unsigned long long)res.ignored);
+    if (res.rounded)
+      diag(inputs[i], "rounded %llu fractional counts",
+           (unsigned long long)res.rounded);
+    differential_lines += res.differential;
+  }
+  int differential = c.diff || differential_lines > 0;
+
+  if (c.in.reverse) {
+    ljp_tree *ra = input_reverse_tree(after);
+    ljp_tree *rb = input_reverse_tree(before);
+    if (!ra || !rb) {
+      diag(NULL, "out of memory");
+      return 1;
+    }
+    ljp_tree_free(after);
+    ljp_tree_free(before);
+    after = ra;
+    before = rb;
+  }
+
+  if (!c.colors_set)
+    c.pal = any_profile ? PAL_LUA : PAL_HOT;
+  c.svg.pal.id = c.pal;
+  c.svg.pal.name_hash = c.hash;
+  c.svg.pal.colorblind = c.colorblind;
+  c.svg.legend = c.legend && c.pal == PAL_LUA && !differential;
+  if (!c.title_set && c.svg.inverted)
+    c.svg.title = "Icicle Graph";
+  if (!c.title_set && differential)
+    c.svg.title = c.svg.inverted ? "Differential Icicle Graph"
+                                 : "Differential Flame Graph";
+  if (!c.countname_set && memprof)
+    c.svg.countname = c.in.fold.weight == LJP_WEIGHT_EVENTS ? "allocations"
+                                                             : "bytes";
+
+  int64_t total = ljp_tree_node_total(after, 0);
+  if (total < 0)
+    total = 0;
+  if (c.total > 0) {
+    if (c.total >= (double)total)
+      total = (int64_t)c.total;
+    else if (c.total / (double)total > 0.02 || total == 0)
+      diag(NULL, "specified --total %.0f is less than actual total %lld, "
+           "so ignored", c.total, (long long)total);
+  }
+  if (total == 0) {
+    diag(NULL, "no stack counts found");
+    status = 1;
+  }
+
+  double min_weight = 0;
+  min_weight_of(c.minwidth, c.svg.width, total, &min_weight);
+  fg_layout l;
+  if (fg_layout_build(after, total, min_weight, c.maxframes, &l) != 0) {
+    diag(NULL, "out of memory");
+    return 1;
+  }
+
+  svg_diff d = {NULL, 1.0, 5};
+  if (differential) {
+    d.before = before;
+    int64_t bt = ljp_tree_node_total(before, 0);
+    if (c.normalize && bt > 0 && total > 0)
+      d.scale = (double)ljp_tree_node_total(after, 0) / (double)bt;
+  }
+  if (write_output(&c, after, &l, &d) != 0)
+    status = 1;
+  fg_layout_free(&l);
+  ljp_tree_free(after);
+  ljp_tree_free(before);
+  xmlCleanupParser();
+  return status;
+}

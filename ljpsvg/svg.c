@@ -1,0 +1,656 @@
+/* svg.c — the SVG document of a flame graph.  See svg.h. */
+#include "svg.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "strbuf.h"
+#include "tree_lookup.h"
+#include "utf8.h"
+
+/* The embedded script (generated from flamegraph.js at build time). */
+extern const char ljpsvg_script[];
+
+#define XPAD 10.0
+#define MAX_NAME_CP 2000   /* longer names are cut in titles (file size) */
+#define SEARCH_W 110.0
+
+#define CK(x)                                                                \
+  do {                                                                       \
+    if ((x) < 0)                                                             \
+      goto fail;                                                             \
+  } while (0)
+
+/* ------------------------------------------------------------------------ */
+/* Formatting                                                               */
+/* ------------------------------------------------------------------------ */
+
+/* Up to two decimals, trailing zeros dropped: coordinates stay exact enough
+ * for deep zooms while the file stays small. */
+static const char *num(char *buf, double v)
+{
+  snprintf(buf, 32, "%.2f", v);
+  char *dot = strchr(buf, '.');
+  if (dot) {
+    char *e = buf + strlen(buf);
+    while (e > dot + 1 && e[-1] == '0')
+      e--;
+    if (e == dot + 1)
+      e = dot;
+    *e = '\0';
+  }
+  if (strcmp(buf, "-0") == 0)
+    strcpy(buf, "0");
+  return buf;
+}
+
+/* "1,234,567" (flamegraph.pl's style), rounded to an integer. */
+static const char *count_text(char *buf, double v)
+{
+  char tmp[64];
+  snprintf(tmp, sizeof tmp, "%.0f", v);
+  if (strcmp(tmp, "-0") == 0)
+    strcpy(tmp, "0");
+  const char *digits = tmp[0] == '-' ? tmp + 1 : tmp;
+  size_t nd = strlen(digits), k = 0;
+  if (tmp[0] == '-')
+    buf[k++] = '-';
+  for (size_t i = 0; i < nd; i++) {
+    if (i && (nd - i) % 3 == 0)
+      buf[k++] = ',';
+    buf[k++] = digits[i];
+  }
+  buf[k] = '\0';
+  return buf;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Names: repaired once per frame, lazily                                   */
+/* ------------------------------------------------------------------------ */
+
+typedef struct name_cache {
+  const ljp_tree *t;
+  size_t *off;             /* SIZE_MAX: not yet repaired */
+  uint32_t *len, *cps;
+  strbuf text;
+} name_cache;
+
+static int names_init(name_cache *nc, const ljp_tree *t)
+{
+  memset(nc, 0, sizeof *nc);
+  nc->t = t;
+  size_t n = (size_t)ljp_tree_frame_count(t) + 1;
+  nc->off = malloc(n * sizeof *nc->off);
+  nc->len = malloc(n * sizeof *nc->len);
+  nc->cps = malloc(n * sizeof *nc->cps);
+  if (!nc->off || !nc->len || !nc->cps)
+    return -1;
+  for (size_t i = 0; i < n; i++)
+    nc->off[i] = SIZE_MAX;
+  return 0;
+}
+
+static void names_free(name_cache *nc)
+{
+  free(nc->off);
+  free(nc->len);
+  free(nc->cps);
+  sb_free(&nc->text);
+}
+
+/* The repaired name of frame f (NUL-terminated; valid until the next call,
+ * which may move the buffer). */
+static const char *name_of(name_cache *nc, uint32_t f, size_t *len,
+                           size_t *cps)
+{
+  if (nc->off[f] == SIZE_MAX) {
+    size_t raw_len;
+    const char *raw = ljp_tree_frame_name(nc->t, f, &raw_len);
+    size_t start = nc->text.len;
+    size_t n = utf8_repair(raw ? raw : "", raw ? raw_len : 0, MAX_NAME_CP,
+                           &nc->text);
+    if (n == (size_t)-1 || sb_put(&nc->text, "", 1) != 0)
+      return NULL;
+    nc->off[f] = start;
+    nc->len[f] = (uint32_t)(nc->text.len - start - 1);
+    nc->cps[f] = (uint32_t)n;
+  }
+  *len = nc->len[f];
+  *cps = nc->cps[f];
+  return nc->text.p + nc->off[f];
+}
+
+/* Label fitted to a box of w px: whole code points, ".." when cut; the
+ * script applies the same rule after a zoom. */
+static int fit_label(strbuf *out, const char *name, size_t len, size_t cps,
+                     double w, const svg_opts *o)
+{
+  out->len = 0;
+  double chars_d = floor((w - 3) / (o->fontsize * o->fontwidth));
+  if (!(chars_d >= 3))
+    return sb_put(out, "", 0);
+  size_t chars = chars_d > 1e6 ? 1000000 : (size_t)chars_d;
+  if (cps <= chars)
+    return sb_put(out, name, len);
+  if (sb_put(out, name, utf8_prefix(name, len, chars - 2)) != 0)
+    return -1;
+  return sb_put(out, "..", 2);
+}
+
+/* User-supplied text (titles, count names) repaired like frame names. */
+static int write_text_attr(xmlTextWriterPtr w, const char *attr,
+                           const char *s)
+{
+  strbuf b = {0};
+  if (utf8_repair(s, strlen(s), (size_t)-2, &b) == (size_t)-1 ||
+      sb_put(&b, "", 0) != 0) {
+    sb_free(&b);
+    return -1;
+  }
+  int rc = xmlTextWriterWriteAttribute(w, BAD_CAST attr, BAD_CAST b.p);
+  sb_free(&b);
+  return rc;
+}
+
+static int write_string(xmlTextWriterPtr w, const char *s, size_t len)
+{
+  strbuf b = {0};
+  if (utf8_repair(s, len, (size_t)-2, &b) == (size_t)-1 ||
+      sb_put(&b, "", 0) != 0) {
+    sb_free(&b);
+    return -1;
+  }
+  int rc = xmlTextWriterWriteString(w, BAD_CAST b.p);
+  sb_free(&b);
+  return rc;
+}
+
+static int attr_num(xmlTextWriterPtr w, const char *attr, double v)
+{
+  char buf[32];
+  return xmlTextWriterWriteAttribute(w, BAD_CAST attr, BAD_CAST num(buf, v));
+}
+
+static int attr(xmlTextWriterPtr w, const char *a, const char *v)
+{
+  return xmlTextWriterWriteAttribute(w, BAD_CAST a, BAD_CAST v);
+}
+
+/* <text> with plain (already valid) content and optional id/class. */
+static int ui_text(xmlTextWriterPtr w, const char *id, const char *cls,
+                   double x, double y, const char *anchor, const char *s)
+{
+  if (xmlTextWriterStartElement(w, BAD_CAST "text") < 0)
+    return -1;
+  if (id && attr(w, "id", id) < 0)
+    return -1;
+  if (cls && attr(w, "class", cls) < 0)
+    return -1;
+  if (anchor && attr(w, "text-anchor", anchor) < 0)
+    return -1;
+  if (attr_num(w, "x", x) < 0 || attr_num(w, "y", y) < 0)
+    return -1;
+  if (write_string(w, s, strlen(s)) < 0)
+    return -1;
+  return xmlTextWriterEndElement(w);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Differential data                                                        */
+/* ------------------------------------------------------------------------ */
+
+typedef struct diff_state {
+  uint32_t *bnode;         /* per box: the before node, UINT32_MAX none */
+  uint32_t *fmap;          /* after frame -> before frame (lazily) */
+  double *delta;           /* per box: self delta, after - scaled before */
+  double maxdelta;
+} diff_state;
+
+#define FMAP_UNSET UINT32_MAX
+
+static uint32_t map_frame(diff_state *ds, const ljp_tree *t,
+                          const ljp_tree *before, uint32_t f)
+{
+  if (ds->fmap[f] == FMAP_UNSET) {
+    size_t len;
+    const char *name = ljp_tree_frame_name(t, f, &len);
+    ds->fmap[f] = ljp_tree_find_frame(before, name, len,
+                                      ljp_tree_frame_class(t, f));
+  }
+  return ds->fmap[f];
+}
+
+static int diff_init(diff_state *ds, const ljp_tree *t, const fg_layout *l,
+                     const svg_diff *d)
+{
+  memset(ds, 0, sizeof *ds);
+  size_t nf = (size_t)ljp_tree_frame_count(t) + 1;
+  ds->bnode = malloc(l->n * sizeof *ds->bnode);
+  ds->fmap = malloc(nf * sizeof *ds->fmap);
+  ds->delta = malloc(l->n * sizeof *ds->delta);
+  if (!ds->bnode || !ds->fmap || !ds->delta)
+    return -1;
+  for (size_t i = 0; i < nf; i++)
+    ds->fmap[i] = FMAP_UNSET;
+  ds->maxdelta = 1;
+  for (size_t i = 0; i < l->n; i++) {
+    const fg_box *b = &l->boxes[i];
+    uint32_t bn = 0;
+    if (i) {
+      uint32_t pb = ds->bnode[b->parent];
+      uint32_t bf = map_frame(ds, t, d->before, ljp_tree_node_frame(t, b->node));
+      bn = (pb == UINT32_MAX || !bf) ? 0 : ljp_tree_find_child(d->before, pb, bf);
+      if (!bn)
+        bn = UINT32_MAX;
+    }
+    ds->bnode[i] = bn;
+    double before = bn == UINT32_MAX ? 0
+                    : (double)ljp_tree_node_self(d->before, bn) * d->scale;
+    double after = (double)ljp_tree_node_self(t, b->node);
+    ds->delta[i] = i ? after - before : 0;
+    if (fabs(ds->delta[i]) > ds->maxdelta)
+      ds->maxdelta = fabs(ds->delta[i]);
+  }
+  return 0;
+}
+
+static void diff_free(diff_state *ds)
+{
+  free(ds->bnode);
+  free(ds->fmap);
+  free(ds->delta);
+}
+
+/* A row of the largest-changes table: a frame's self weight summed over
+ * all its nodes, after minus scaled before. */
+typedef struct change {
+  const ljp_tree *tree;    /* where the name lives */
+  uint32_t frame;
+  double delta;
+} change;
+
+static int change_cmp(const void *pa, const void *pb)
+{
+  const change *a = pa, *b = pb;
+  if (a->delta != b->delta)
+    return a->delta > b->delta ? -1 : 1;
+  size_t la, lb;
+  const char *na = ljp_tree_frame_name(a->tree, a->frame, &la);
+  const char *nb = ljp_tree_frame_name(b->tree, b->frame, &lb);
+  size_t n = la < lb ? la : lb;
+  int c = n ? memcmp(na, nb, n) : 0;
+  if (c)
+    return c;
+  return la < lb ? -1 : la > lb;
+}
+
+/* Fills *out with every frame whose self weight changed, sorted by delta
+ * (largest growth first). */
+static int collect_changes(const ljp_tree *t, const svg_diff *d, change **out,
+                           size_t *nout)
+{
+  size_t na = (size_t)ljp_tree_frame_count(t) + 1;
+  size_t nb = (size_t)ljp_tree_frame_count(d->before) + 1;
+  double *sa = calloc(na, sizeof *sa), *sb = calloc(nb, sizeof *sb);
+  change *ch = malloc((na + nb) * sizeof *ch);
+  if (!sa || !sb || !ch) {
+    free(sa);
+    free(sb);
+    free(ch);
+    return -1;
+  }
+  for (uint32_t n = 1; n < ljp_tree_node_count(t); n++)
+    sa[ljp_tree_node_frame(t, n)] += (double)ljp_tree_node_self(t, n);
+  for (uint32_t n = 1; n < ljp_tree_node_count(d->before); n++)
+    sb[ljp_tree_node_frame(d->before, n)] +=
+        (double)ljp_tree_node_self(d->before, n) * d->scale;
+  size_t k = 0;
+  for (uint32_t f = 1; f < na; f++) {
+    size_t len;
+    const char *name = ljp_tree_frame_name(t, f, &len);
+    uint32_t bf = ljp_tree_find_frame(d->before, name, len,
+                                      ljp_tree_frame_class(t, f));
+    double delta = sa[f] - (bf ? sb[bf] : 0);
+    if (bf)
+      sb[bf] = NAN;        /* accounted for */
+    if (fabs(delta) >= 0.5)
+      ch[k++] = (change){t, f, delta};
+  }
+  for (uint32_t f = 1; f < nb; f++)
+    if (!isnan(sb[f]) && sb[f] >= 0.5)
+      ch[k++] = (change){d->before, f, -sb[f]};
+  qsort(ch, k, sizeof *ch, change_cmp);
+  free(sa);
+  free(sb);
+  *out = ch;
+  *nout = k;
+  return 0;
+}
+
+/* One row of the changes table: "+1.23%  name", fitted to colw px. */
+static int change_row(xmlTextWriterPtr w, const change *c, const svg_opts *o,
+                      int64_t total, strbuf *label, strbuf *row, double x,
+                      double y, double colw, const char *cls)
+{
+  size_t rl;
+  const char *raw = ljp_tree_frame_name(c->tree, c->frame, &rl);
+  strbuf nm = {0};
+  size_t cp = utf8_repair(raw ? raw : "", raw ? rl : 0, MAX_NAME_CP, &nm);
+  double dd = o->negate ? -c->delta : c->delta;
+  char pct[64];
+  snprintf(pct, sizeof pct, "%s%.2f%%  ", dd > 0 ? "+" : "",
+           total ? 100 * dd / (double)total : 0.0);
+  int rc = cp == (size_t)-1 ? -1
+           : fit_label(label, nm.p ? nm.p : "", nm.len, cp,
+                       colw - (double)strlen(pct) * o->fontsize * o->fontwidth - 10, o);
+  sb_free(&nm);
+  if (rc < 0)
+    return -1;
+  row->len = 0;
+  if (sb_puts(row, pct) || sb_put(row, label->p ? label->p : "", label->len))
+    return -1;
+  return ui_text(w, NULL, cls, x, y, NULL, row->p);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The document                                                             */
+/* ------------------------------------------------------------------------ */
+
+static const char STYLE[] =
+    "\n"
+    ".f:hover rect{stroke:#000;stroke-width:.5;cursor:pointer}\n"
+    ".f rect{rx:2px;ry:2px}\n"
+    ".f text{fill:#000;pointer-events:none}\n"
+    ".parent{opacity:.5}\n"
+    ".hide{display:none}\n"
+    ".ui{fill:#000}\n"
+    ".dark .ui{fill:#ddd}\n"
+    "#title{font-size:1.4em}\n"
+    ".button{cursor:pointer}\n"
+    ".button:hover{text-decoration:underline}\n"
+    ".off{opacity:0;pointer-events:none}\n"
+    "#ignorecase.on,#search.on{fill:rgb(230,0,230)}\n"
+    ".grew{fill:#b00}\n"
+    ".shrank{fill:#00b}\n"
+    ".dark .grew{fill:#f66}\n"
+    ".dark .shrank{fill:#79f}\n";
+
+/* Which classes appear among the drawn boxes (for the legend). */
+static unsigned classes_present(const ljp_tree *t, const fg_layout *l)
+{
+  unsigned mask = 0;
+  for (size_t i = 1; i < l->n; i++) {
+    uint32_t f = ljp_tree_node_frame(t, l->boxes[i].node);
+    ljp_class c = ljp_tree_frame_class(t, f);
+    if (c == LJP_CLASS_OTHER) {
+      size_t len;
+      const char *name = ljp_tree_frame_name(t, f, &len);
+      c = palette_guess_class(name, len);
+    }
+    if ((unsigned)c <= LJP_CLASS_VM)
+      mask |= 1u << c;
+  }
+  return mask;
+}
+
+int svg_write(xmlTextWriterPtr w, const ljp_tree *t, const fg_layout *l,
+              const svg_opts *o, const svg_diff *d)
+{
+  char nb[32], cb[64];
+  int rc = -1;
+  name_cache nc;
+  diff_state ds;
+  strbuf label = {0}, title = {0};
+  change *changes = NULL;
+  size_t nchanges = 0;
+  int differential = d && d->before;
+  memset(&ds, 0, sizeof ds);
+  if (names_init(&nc, t) != 0)
+    goto fail;
+  if (differential && (diff_init(&ds, t, l, d) != 0 ||
+                       collect_changes(t, d, &changes, &nchanges) != 0))
+    goto fail;
+
+  char bg_top[8], bg_bottom[8];
+  int dark;
+  if (palette_background(o->pal.id, o->bgcolors, bg_top, bg_bottom, &dark) != 0)
+    palette_background(o->pal.id, NULL, bg_top, bg_bottom, &dark);
+
+  unsigned classes = o->legend ? classes_present(t, l) : 0;
+  int legend = o->legend && classes != 0;
+
+  /* Geometry (px). */
+  double fs = o->fontsize, fh = o->frame_height;
+  double W = o->width;
+  double ypad1 = fs * 3 + (o->subtitle ? fs * 2 : 0) + (legend ? fs * 1.8 : 0);
+  double ypad2 = fs * 2 + 10;
+  size_t diff_rows = 0;
+  if (differential) {
+    size_t grew = 0, shrank = 0;
+    for (size_t i = 0; i < nchanges; i++)
+      *(changes[i].delta > 0 ? &grew : &shrank) += 1;
+    int top = d->top > 0 ? d->top : 5;
+    grew = grew < (size_t)top ? grew : (size_t)top;
+    shrank = shrank < (size_t)top ? shrank : (size_t)top;
+    diff_rows = 1 + (grew > shrank ? grew : shrank);
+  }
+  double table_h = diff_rows ? (double)diff_rows * fs * 1.5 + fs : 0;
+  double graph_h = ((double)l->max_depth + 1) * fh;
+  double H = ypad1 + graph_h + ypad2 + table_h;
+  double per_weight = l->total > 0 ? (W - 2 * XPAD) / (double)l->total : 0;
+
+  CK(xmlTextWriterStartDocument(w, "1.0", "UTF-8", NULL));
+  CK(xmlTextWriterStartElement(w, BAD_CAST "svg"));
+  CK(attr(w, "xmlns", "http://www.w3.org/2000/svg"));
+  CK(attr(w, "version", "1.1"));
+  CK(attr_num(w, "width", W));
+  CK(attr_num(w, "height", H));
+  snprintf(cb, sizeof cb, "0 0 %s ", num(nb, W));
+  CK(xmlTextWriterWriteFormatAttribute(w, BAD_CAST "viewBox", "%s%s", cb,
+                                       num(nb, H)));
+  CK(attr(w, "onload", "init(evt)"));
+  if (dark)
+    CK(attr(w, "class", "dark"));
+  CK(write_text_attr(w, "font-family", o->fonttype));
+  CK(attr_num(w, "font-size", fs));
+  CK(attr_num(w, "data-xpad", XPAD));
+  CK(attr_num(w, "data-fontsize", fs));
+  CK(attr_num(w, "data-fontwidth", o->fontwidth));
+  CK(write_text_attr(w, "data-nametype", o->nametype));
+  CK(attr(w, "data-inverted", o->inverted ? "1" : "0"));
+
+  if (o->notes) {
+    /* A comment may not hold "--": break such pairs. */
+    strbuf nt = {0};
+    if (utf8_repair(o->notes, strlen(o->notes), (size_t)-2, &nt) == (size_t)-1)
+      goto fail;
+    for (size_t i = 0; i < nt.len; i++)
+      if (nt.p[i] == '-' && (i + 1 == nt.len || nt.p[i + 1] == '-'))
+        nt.p[i] = '_';
+    int r = xmlTextWriterWriteFormatComment(w, " NOTES: %s ", nt.p ? nt.p : "");
+    sb_free(&nt);
+    CK(r);
+  }
+
+  CK(xmlTextWriterStartElement(w, BAD_CAST "style"));
+  CK(xmlTextWriterWriteString(w, BAD_CAST STYLE));
+  CK(xmlTextWriterEndElement(w));
+
+  CK(xmlTextWriterStartElement(w, BAD_CAST "defs"));
+  CK(xmlTextWriterStartElement(w, BAD_CAST "linearGradient"));
+  CK(attr(w, "id", "background"));
+  CK(attr(w, "y1", "0"));
+  CK(attr(w, "y2", "1"));
+  CK(attr(w, "x1", "0"));
+  CK(attr(w, "x2", "0"));
+  CK(xmlTextWriterStartElement(w, BAD_CAST "stop"));
+  CK(attr(w, "stop-color", bg_top));
+  CK(attr(w, "offset", "5%"));
+  CK(xmlTextWriterEndElement(w));
+  CK(xmlTextWriterStartElement(w, BAD_CAST "stop"));
+  CK(attr(w, "stop-color", bg_bottom));
+  CK(attr(w, "offset", "95%"));
+  CK(xmlTextWriterEndElement(w));
+  CK(xmlTextWriterEndElement(w));
+  CK(xmlTextWriterEndElement(w));
+
+  CK(xmlTextWriterStartElement(w, BAD_CAST "rect"));
+  CK(attr(w, "x", "0"));
+  CK(attr(w, "y", "0"));
+  CK(attr_num(w, "width", W));
+  CK(attr_num(w, "height", H));
+  CK(attr(w, "fill", "url(#background)"));
+  CK(xmlTextWriterEndElement(w));
+
+  CK(ui_text(w, "title", "ui", W / 2, fs * 2, "middle", o->title));
+  if (o->subtitle)
+    CK(ui_text(w, "subtitle", "ui", W / 2, fs * 4, "middle", o->subtitle));
+  CK(ui_text(w, "unzoom", "ui button off", XPAD, fs * 2, NULL, "Reset Zoom"));
+  CK(ui_text(w, "search", "ui button", W - XPAD - SEARCH_W, fs * 2, NULL,
+             "Search"));
+  CK(ui_text(w, "ignorecase", "ui button", W - XPAD - 16, fs * 2, NULL, "ic"));
+
+  if (legend) {
+    double x = XPAD, y = ypad1 - fs * 1.2;
+    for (unsigned c = 0; c <= LJP_CLASS_VM; c++) {
+      if (!(classes & (1u << c)))
+        continue;
+      rgb col = palette_class_color(&o->pal, (ljp_class)c);
+      CK(xmlTextWriterStartElement(w, BAD_CAST "rect"));
+      CK(attr_num(w, "x", x));
+      CK(attr_num(w, "y", y - fs * 0.8));
+      CK(attr_num(w, "width", fs));
+      CK(attr_num(w, "height", fs));
+      CK(xmlTextWriterWriteFormatAttribute(w, BAD_CAST "fill", "rgb(%d,%d,%d)",
+                                           col.r, col.g, col.b));
+      CK(xmlTextWriterEndElement(w));
+      const char *lab = palette_class_label((ljp_class)c);
+      CK(ui_text(w, NULL, "ui", x + fs * 1.4, y + fs * 0.1, NULL, lab));
+      x += fs * 1.4 + (double)strlen(lab) * fs * o->fontwidth + fs * 1.5;
+    }
+  }
+
+  /* The frames. */
+  CK(xmlTextWriterStartElement(w, BAD_CAST "g"));
+  CK(attr(w, "id", "frames"));
+  double total_disp = (double)l->total * o->factor;
+  for (size_t i = 0; i < l->n; i++) {
+    const fg_box *b = &l->boxes[i];
+    double x = XPAD + (double)b->start * per_weight;
+    double wpx = (double)b->width * per_weight;
+    double y = o->inverted ? ypad1 + (double)b->depth * fh
+                           : ypad1 + (double)(l->max_depth - b->depth) * fh;
+    const char *name;
+    size_t len, cps;
+    uint32_t f = b->node ? ljp_tree_node_frame(t, b->node) : 0;
+    if (i == 0) {
+      name = "all";
+      len = cps = 3;
+    } else if (!(name = name_of(&nc, f, &len, &cps)))
+      goto fail;
+
+    /* Title: name (count countname, pct%[; delta%]). */
+    double shown = (double)b->width * o->factor;
+    title.len = 0;
+    if (sb_put(&title, name, len) != 0)
+      goto fail;
+    char pct[64];
+    snprintf(pct, sizeof pct, "%.2f", total_disp != 0 ? 100 * shown / total_disp : 0.0);
+    if (sb_puts(&title, " (") || sb_puts(&title, count_text(cb, shown)) ||
+        sb_puts(&title, " ") || sb_puts(&title, o->countname) ||
+        sb_puts(&title, ", ") || sb_puts(&title, i == 0 ? "100" : pct) ||
+        sb_puts(&title, "%"))
+      goto fail;
+    if (differential && i) {
+      double dd = o->negate ? -ds.delta[i] : ds.delta[i];
+      snprintf(pct, sizeof pct, "; %s%.2f%%", dd > 0 ? "+" : "",
+               l->total ? 100 * dd / (double)l->total : 0.0);
+      if (sb_puts(&title, pct))
+        goto fail;
+    }
+    if (sb_puts(&title, ")"))
+      goto fail;
+
+    rgb col;
+    if (i == 0)
+      col = differential ? (rgb){255, 255, 255} : (rgb){180, 180, 180};
+    else if (differential)
+      col = palette_diff(ds.delta[i], ds.maxdelta, o->negate);
+    else {
+      size_t rl;
+      const char *raw = ljp_tree_frame_name(t, f, &rl);
+      col = palette_color(&o->pal, raw, rl, ljp_tree_frame_class(t, f));
+    }
+
+    CK(xmlTextWriterStartElement(w, BAD_CAST "g"));
+    CK(attr(w, "class", "f"));
+    if (i == 0)
+      CK(attr(w, "id", "root"));
+    CK(xmlTextWriterStartElement(w, BAD_CAST "title"));
+    CK(write_string(w, title.p, title.len));
+    CK(xmlTextWriterEndElement(w));
+    CK(xmlTextWriterStartElement(w, BAD_CAST "rect"));
+    CK(attr_num(w, "x", x));
+    CK(attr_num(w, "y", y));
+    CK(attr_num(w, "width", wpx));
+    CK(attr_num(w, "height", fh - 1));
+    CK(xmlTextWriterWriteFormatAttribute(w, BAD_CAST "fill", "rgb(%d,%d,%d)",
+                                         col.r, col.g, col.b));
+    CK(xmlTextWriterEndElement(w));
+    CK(fit_label(&label, name, len, cps, wpx, o));
+    if (label.len) {
+      CK(xmlTextWriterStartElement(w, BAD_CAST "text"));
+      CK(attr_num(w, "x", x + 3));
+      CK(attr_num(w, "y", y + fh / 2 + 3));
+      CK(xmlTextWriterWriteString(w, BAD_CAST label.p));
+      CK(xmlTextWriterEndElement(w));
+    }
+    CK(xmlTextWriterEndElement(w));
+  }
+  CK(xmlTextWriterEndElement(w));
+
+  double ybottom = ypad1 + graph_h + ypad2 / 2 + fs / 2;
+  CK(ui_text(w, "details", "ui", XPAD, ybottom, NULL, " "));
+  CK(ui_text(w, "matched", "ui off", W - XPAD - SEARCH_W, ybottom, NULL, " "));
+
+  if (diff_rows) {
+    int top = d->top > 0 ? d->top : 5;
+    double y0 = ypad1 + graph_h + ypad2 + fs;
+    CK(xmlTextWriterStartElement(w, BAD_CAST "g"));
+    CK(attr(w, "id", "changes"));
+    CK(ui_text(w, NULL, "ui", XPAD, y0,
+               NULL, "Largest changes of self weight (% of the total after):"));
+    double colw = (W - 2 * XPAD) / 2;
+    /* Growth is sorted first, shrinkage last: take each from its end. */
+    for (int side = 0; side < 2; side++)
+      for (int row = 0; row < top; row++) {
+        size_t idx = side == 0 ? (size_t)row : nchanges - 1 - (size_t)row;
+        if ((size_t)row >= nchanges ||
+            (side == 0 ? changes[idx].delta <= 0 : changes[idx].delta >= 0))
+          break;
+        CK(change_row(w, &changes[idx], o, l->total, &label, &title,
+                      XPAD + side * colw, y0 + (row + 1) * fs * 1.5, colw,
+                      side == 0 ? "ui grew" : "ui shrank"));
+      }
+    CK(xmlTextWriterEndElement(w));
+  }
+
+  CK(xmlTextWriterStartElement(w, BAD_CAST "script"));
+  CK(attr(w, "type", "text/ecmascript"));
+  CK(xmlTextWriterWriteCDATA(w, BAD_CAST ljpsvg_script));
+  CK(xmlTextWriterEndElement(w));
+
+  CK(xmlTextWriterEndElement(w));
+  CK(xmlTextWriterEndDocument(w));
+  rc = 0;
+fail:
+  names_free(&nc);
+  if (differential)
+    diff_free(&ds);
+  free(changes);
+  sb_free(&label);
+  sb_free(&title);
+  return rc;
+}
