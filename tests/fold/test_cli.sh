@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Command-line behaviour of ljpfold and ljpdump: exit codes, diagnostics,
+# stdin, filters, output errors.  Usage: test_cli.sh LJPFOLD LJPDUMP TESTDATA
+set -u
+fold=$1 dump=$2 data=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+check() { # name, condition already evaluated as $?
+  if [ "$2" -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi
+}
+sp=$data/captures/sp_c_sandwich_jitoff_1ms.bin
+mp=$data/captures/mp_basic_jitoff.bin
+
+"$fold" --help >/dev/null; check "--help exits 0" $?
+"$fold" --version | grep -q '^ljpfold (ljp) '; check "--version" $?
+"$fold" --bogus "$sp" >/dev/null 2>"$tmp/err"; [ $? -eq 2 ] && grep -q "Try 'ljpfold --help'" "$tmp/err"; check "unknown option exits 2" $?
+"$fold" >/dev/null 2>&1; [ $? -eq 2 ]; check "no input exits 2" $?
+"$fold" --stack=sideways "$sp" >/dev/null 2>&1; [ $? -eq 2 ]; check "bad --stack exits 2" $?
+
+"$fold" "$sp" > "$tmp/full"; check "fold exits 0" $?
+"$fold" - < "$sp" > "$tmp/stdin"; cmp -s "$tmp/full" "$tmp/stdin"; check "stdin gives the same output" $?
+cat "$sp" | "$fold" - > "$tmp/pipe"; cmp -s "$tmp/full" "$tmp/pipe"; check "pipe gives the same output" $?
+"$fold" "$sp" > "$tmp/again"; cmp -s "$tmp/full" "$tmp/again"; check "deterministic output" $?
+! grep -q ';$\|;;\| $' "$tmp/full"; check "no trailing or empty frames" $?
+LC_ALL=C sort -c "$tmp/full"; check "lines sorted" $?
+! grep -q ':0x' "$tmp/full"; check "no addresses by default" $?
+"$fold" --addresses "$sp" | grep -q 'lua_pcall:0x'; check "--addresses" $?
+
+# a truncated file: partial output, a message with the offset, exit 1
+size=$(stat -c %s "$sp")
+head -c $((size - 500)) "$sp" > "$tmp/cut.bin"
+"$fold" "$tmp/cut.bin" > "$tmp/cut.out" 2> "$tmp/cut.err"; rc=$?
+[ $rc -eq 1 ]; check "truncated input exits 1" $?
+grep -q "^ljpfold: $tmp/cut.bin: offset [0-9]*: truncated" "$tmp/cut.err"; check "truncation message names file and offset" $?
+[ -s "$tmp/cut.out" ]; check "partial output kept" $?
+"$fold" "$tmp/nonexistent.bin" >/dev/null 2>"$tmp/err"; [ $? -eq 1 ] && grep -q "nonexistent.bin: cannot open" "$tmp/err"; check "missing file" $?
+printf 'hello world' > "$tmp/text.bin"
+"$fold" "$tmp/text.bin" >/dev/null 2>"$tmp/err"; [ $? -eq 1 ] && grep -q 'offset 0: not a LuaJIT profile' "$tmp/err"; check "not a profile" $?
+# unsupported version: patch the ljp version byte
+off=$(grep -obUaP 'ljp\x02' "$sp" | head -1 | cut -d: -f1)
+cp "$sp" "$tmp/v3.bin"; printf '\x03' | dd of="$tmp/v3.bin" bs=1 seek=$((off + 3)) conv=notrunc 2>/dev/null
+"$fold" "$tmp/v3.bin" >/dev/null 2>"$tmp/err"; [ $? -eq 1 ] && grep -q 'unsupported ljp version 3; this build reads 1–2' "$tmp/err"; check "unsupported version message" $?
+
+# filters
+"$fold" --include='string\.gsub' "$sp" > "$tmp/inc"; [ -s "$tmp/inc" ] && ! grep -v 'string\.gsub' "$tmp/inc" | grep -q .; check "--include" $?
+"$fold" --exclude='string\.gsub' "$sp" > "$tmp/exc"; ! grep -q 'string\.gsub' "$tmp/exc"; check "--exclude" $?
+"$fold" --base=lua_pcall "$sp" > "$tmp/base"; [ -s "$tmp/base" ] && ! grep -v '^lua_pcall' "$tmp/base" | grep -q .; check "--base" $?
+"$fold" --min-count=5 "$sp" > "$tmp/min"; ! awk '{ if ($NF < 5) exit 1 }' "$tmp/min" || true
+awk '{ if ($NF < 5) bad = 1 } END { exit bad }' "$tmp/min"; check "--min-count" $?
+"$fold" --include='(' "$sp" >/dev/null 2>&1; [ $? -eq 2 ]; check "bad regex exits 2" $?
+
+# several inputs merge
+"$fold" "$sp" "$sp" > "$tmp/two"
+sum1=$(awk '{ s += $NF } END { print s }' "$tmp/full"); sum2=$(awk '{ s += $NF } END { print s }' "$tmp/two")
+[ "$sum2" -eq $((2 * sum1)) ] && [ "$(wc -l < "$tmp/two")" -eq "$(wc -l < "$tmp/full")" ]; check "two inputs merge" $?
+
+# memprof weights
+"$fold" --weight=live "$mp" > "$tmp/live"; check "memprof live" $?
+"$fold" --weight=events "$mp" > "$tmp/events"
+[ "$(awk '{ s += $NF } END { print s }' "$tmp/events")" -eq 11072 ]; check "memprof events = alloc + realloc" $?
+
+# output errors are reported, never silent
+if [ -w /dev/full ]; then
+  "$fold" "$sp" > /dev/full 2>"$tmp/err"; [ $? -eq 1 ] && grep -q 'write error' "$tmp/err"; check "/dev/full" $?
+fi
+# more output than a pipe buffer holds, to a reader that reads 10 bytes
+"$fold" --addresses "$data/captures/sp_c_deeprec_jitoff_1ms.bin" 2>"$tmp/err" | head -c 10 >/dev/null
+[ "${PIPESTATUS[0]}" -eq 1 ] && grep -q 'write error' "$tmp/err"; check "closed pipe exits 1 with a message" $?
+
+# ljpdump
+"$dump" --format=json "$sp" > "$tmp/json"; check "ljpdump json exits 0" $?
+for key in kind versions complete samples vmstates events sources symbols symbol_events; do
+  grep -q "\"$key\":" "$tmp/json"; check "json key $key" $?
+done
+grep -q '"versions": {"ljs": 3, "ljp": 2}' "$tmp/json"; check "json versions" $?
+"$dump" --format=json "$tmp/cut.bin" > "$tmp/cutjson" 2>/dev/null; [ $? -eq 1 ] && grep -q '"complete": false' "$tmp/cutjson"; check "json of a cut file" $?
+"$dump" "$mp" | head -1 | grep -q '^ALLOCATIONS$'; check "memprof report by default" $?
+"$dump" --events "$sp" | grep -c ' sample ' >/dev/null; check "events listing" $?
+[ "$("$dump" --events "$sp" | grep -c '^[0-9]* *sample ')" -eq 189 ]; check "every sample listed" $?
+"$dump" -s "$sp" | grep -q '^samples: *189$'; check "summary" $?
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
