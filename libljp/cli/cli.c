@@ -11,6 +11,7 @@
 #include <string.h>
 
 static const char *prog_name = "ljp";
+static int out_errno; /* errno of the first failed write to stdout */
 
 void cli_init(const char *prog) {
   const char *slash = prog ? strrchr(prog, '/') : NULL;
@@ -88,13 +89,17 @@ int cli_drain(const char *path, ljp_reader *r, cli_event_fn fn, void *ctx) {
 
 int cli_emit_stdout(void *ctx, const char *line, size_t len) {
   (void)ctx;
-  return fwrite(line, 1, len, stdout) == len ? 0 : -1;
+  if (fwrite(line, 1, len, stdout) == len)
+    return 0;
+  if (!out_errno)
+    out_errno = errno;
+  return -1;
 }
 
 int cli_finish_stdout(void) {
   errno = 0;
   if (fflush(stdout) != 0 || ferror(stdout)) {
-    int e = errno ? errno : EIO;
+    int e = out_errno ? out_errno : errno ? errno : EIO;
     fprintf(stderr, "%s: write error: %s\n", prog_name, strerror(e));
     return CLI_EXIT_ERROR;
   }
