@@ -212,9 +212,9 @@ static int clamp255(int v)
 
 static rgb family_color(const family *f, const double v[3], int colorblind)
 {
-  if (colorblind) {
-    /* Keep the hue, vary only the lightness: hue is what tells classes
-     * apart, so it must not drift towards a neighbouring family. */
+  if (colorblind || (f->r == f->g && f->g == f->b)) {
+    /* Keep the hue (and greys grey), vary only the lightness: hue is what
+     * tells classes apart, so it must not drift towards a neighbour. */
     double t = v[0] - 0.5;
     return mk(clamp255(f->r + (int)(t * 2 * f->dr)),
               clamp255(f->g + (int)(t * 2 * f->dg)),

@@ -1,0 +1,496 @@
+/* Unit tests of ljpsvg: UTF-8 repair, the folded reader, layout pruning,
+ * and whole documents parsed back with libxml2 (well-formed, one element
+ * per node above the min width, widths that add up, every name escaped). */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libxml/parser.h>
+#include <libxml/xpath.h>
+#include <libxml/xpathInternals.h>
+
+#include "folded.h"
+#include "layout.h"
+#include "svg.h"
+#include "utf8.h"
+
+/* ------------------------------------------------------------------------ */
+/* UTF-8                                                                    */
+/* ------------------------------------------------------------------------ */
+
+static char *repair(const char *s, size_t n, size_t max_cp, size_t *cps)
+{
+  strbuf b = {0};
+  *cps = utf8_repair(s, n, max_cp, &b);
+  sb_put(&b, "", 0);
+  return b.p;
+}
+
+START_TEST(utf8_valid_kept)
+{
+  size_t cps;
+  char *r = repair("a\xC3\xA9\xE2\x82\xAC\xF0\x9F\x94\xA5", 10, 100, &cps);
+  ck_assert_str_eq(r, "a\xC3\xA9\xE2\x82\xAC\xF0\x9F\x94\xA5");
+  ck_assert_uint_eq(cps, 4);
+  free(r);
+}
+END_TEST
+
+START_TEST(utf8_invalid_replaced)
+{
+  size_t cps;
+  /* stray continuation, truncated 3-byte, overlong, surrogate, NUL,
+   * control, U+FFFE, byte 0xFF */
+  const char in[] = "\x80|\xE2\x82|\xC0\xAF|\xED\xA0\x80|\0|\x01|\xEF\xBF\xBE|\xFF";
+  char *r = repair(in, sizeof in - 1, 100, &cps);
+  ck_assert_str_eq(r, "\xEF\xBF\xBD|\xEF\xBF\xBD\xEF\xBF\xBD|\xEF\xBF\xBD\xEF\xBF\xBD|"
+                      "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD|\xEF\xBF\xBD|\xEF\xBF\xBD|"
+                      "\xEF\xBF\xBD|\xEF\xBF\xBD");
+  free(r);
+  r = repair("tab\there", 8, 100, &cps);
+  ck_assert_str_eq(r, "tab\there");
+  free(r);
+}
+END_TEST
+
+START_TEST(utf8_cut)
+{
+  size_t cps;
+  char *r = repair("abc\xC3\xA9" "def", 8, 4, &cps);
+  ck_assert_str_eq(r, "abc\xC3\xA9\xE2\x80\xA6");
+  ck_assert_uint_eq(cps, 5);
+  free(r);
+  ck_assert_uint_eq(utf8_prefix("\xC3\xA9\xC3\xA9x", 5, 2), 4);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* Folded reader                                                            */
+/* ------------------------------------------------------------------------ */
+
+typedef struct sink {
+  char buf[8192];
+  size_t len;
+} sink;
+
+static int sink_emit(void *ctx, const char *line, size_t len)
+{
+  sink *s = ctx;
+  ck_assert_uint_lt(s->len + len, sizeof s->buf);
+  memcpy(s->buf + s->len, line, len);
+  s->len += len;
+  s->buf[s->len] = '\0';
+  return 0;
+}
+
+static const char *folded_of(const ljp_tree *t, sink *s)
+{
+  s->len = 0;
+  s->buf[0] = '\0';
+  ck_assert_int_eq(ljp_tree_write_folded(t, 0, sink_emit, s), LJP_OK);
+  return s->buf;
+}
+
+static const char FOLDED_IN[] =
+    "\xEF\xBB\xBF" "a;b 3\n"       /* byte-order mark */
+    "a;b\t4\r\n"                   /* tab, CRLF */
+    "a;c   2.5\n"                  /* spaces, fraction rounds up */
+    "a;d 7 9\n"                    /* differential: before 7, after 9 */
+    "a;e;; 1\n"                    /* trailing empty frames dropped */
+    ";x 1\n"                       /* leading empty frame kept */
+    " 5\n"                         /* the empty stack: root only */
+    "\n"                           /* blank: no error */
+    "no count\n"
+    "a;b 12x\n"
+    "a;b 1.2.3\n"
+    "a;b 99999999999999999999\n"   /* beyond int64 */
+    "a;b 3";                       /* no final newline */
+
+static void check_folded_result(ljp_tree *after, ljp_tree *before,
+                                folded_reader *fr)
+{
+  sink s;
+  ck_assert_str_eq(folded_of(after, &s), ";x 1\na;b 10\na;c 3\na;d 9\na;e 1\n");
+  ck_assert_str_eq(folded_of(before, &s), "a;d 7\n");
+  ck_assert_uint_eq(fr->lines, 13);
+  ck_assert_uint_eq(fr->ignored, 4);
+  ck_assert_uint_eq(fr->rounded, 1);
+  ck_assert_uint_eq(fr->differential, 1);
+  ck_assert_int_eq(ljp_tree_node_total(after, 0), 5 + 1 + 10 + 3 + 9 + 1);
+}
+
+START_TEST(folded_parse)
+{
+  ljp_tree *after = ljp_tree_new(), *before = ljp_tree_new();
+  folded_reader fr;
+  folded_init(&fr, after, before, 0);
+  ck_assert_int_eq(folded_feed(&fr, FOLDED_IN, sizeof FOLDED_IN - 1), 0);
+  ck_assert_int_eq(folded_finish(&fr), 0);
+  check_folded_result(after, before, &fr);
+  folded_free(&fr);
+  ljp_tree_free(after);
+  ljp_tree_free(before);
+}
+END_TEST
+
+START_TEST(folded_byte_by_byte)
+{
+  /* Pieces of any size give the same result. */
+  ljp_tree *after = ljp_tree_new(), *before = ljp_tree_new();
+  folded_reader fr;
+  folded_init(&fr, after, before, 0);
+  for (size_t i = 0; i < sizeof FOLDED_IN - 1; i++)
+    ck_assert_int_eq(folded_feed(&fr, FOLDED_IN + i, 1), 0);
+  ck_assert_int_eq(folded_finish(&fr), 0);
+  check_folded_result(after, before, &fr);
+  folded_free(&fr);
+  ljp_tree_free(after);
+  ljp_tree_free(before);
+}
+END_TEST
+
+START_TEST(folded_reverse_and_binary)
+{
+  ljp_tree *t = ljp_tree_new();
+  folded_reader fr;
+  folded_init(&fr, t, NULL, 1);
+  const char in[] = "a;b\0c;d 2\n\xff;\xfe 1\n";
+  ck_assert_int_eq(folded_feed(&fr, in, sizeof in - 1), 0);
+  ck_assert_int_eq(folded_finish(&fr), 0);
+  sink s;
+  folded_of(t, &s);
+  ck_assert_uint_eq(s.len, 16);
+  ck_assert_int_eq(memcmp(s.buf, "d;b\0c;a 2\n\xfe;\xff 1\n", 16), 0);
+  ck_assert_uint_eq(fr.differential, 1 - 1);
+  folded_free(&fr);
+  ljp_tree_free(t);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* Layout                                                                   */
+/* ------------------------------------------------------------------------ */
+
+static ljp_tree *tree_of(const char *text)
+{
+  ljp_tree *t = ljp_tree_new();
+  folded_reader fr;
+  folded_init(&fr, t, NULL, 0);
+  ck_assert_int_eq(folded_feed(&fr, text, strlen(text)), 0);
+  ck_assert_int_eq(folded_finish(&fr), 0);
+  folded_free(&fr);
+  return t;
+}
+
+START_TEST(layout_prune_and_cap)
+{
+  ljp_tree *t = tree_of("m;a 50\nm;b 30\nm;b;x 15\nm;c 4\nm;d 1\n");
+  fg_layout l;
+  /* Everything: root, m, a, b, x, c, d. */
+  ck_assert_int_eq(fg_layout_build(t, 100, 0, 0, &l), 0);
+  ck_assert_uint_eq(l.n, 7);
+  ck_assert_uint_eq(l.max_depth, 3);
+  /* Order: root, m, a, b, x, c, d; positions by name order. */
+  ck_assert_int_eq(l.boxes[2].start, 0);
+  ck_assert_int_eq(l.boxes[3].start, 50);
+  ck_assert_int_eq(l.boxes[4].start, 50);
+  ck_assert_int_eq(l.boxes[5].start, 95);
+  ck_assert_int_eq(l.boxes[6].start, 99);
+  ck_assert_uint_eq(l.boxes[4].parent, 3);
+  fg_layout_free(&l);
+  /* min width 4: d goes. */
+  ck_assert_int_eq(fg_layout_build(t, 100, 4, 0, &l), 0);
+  ck_assert_uint_eq(l.n, 6);
+  fg_layout_free(&l);
+  /* cap 4: root, m, a, b (the widest). */
+  ck_assert_int_eq(fg_layout_build(t, 100, 0, 4, &l), 0);
+  ck_assert_uint_eq(l.n, 4);
+  ck_assert_uint_eq(l.max_depth, 2);
+  ck_assert_int_eq(l.boxes[3].width, 45);
+  ck_assert_uint_eq(l.boxes[3].parent, 1);
+  fg_layout_free(&l);
+  ljp_tree_free(t);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* Whole documents                                                          */
+/* ------------------------------------------------------------------------ */
+
+static svg_opts default_opts(void)
+{
+  svg_opts o;
+  memset(&o, 0, sizeof o);
+  o.title = "T <&> \"t\"";
+  o.fonttype = "Verdana";
+  o.countname = "samples";
+  o.nametype = "Function:";
+  o.width = 1200;
+  o.frame_height = 16;
+  o.fontsize = 12;
+  o.fontwidth = 0.59;
+  o.factor = 1;
+  o.pal.id = PAL_LUA;
+  o.legend = 1;
+  return o;
+}
+
+static xmlDocPtr render(const ljp_tree *t, const fg_layout *l,
+                        const svg_opts *o, const svg_diff *d)
+{
+  xmlBufferPtr buf = xmlBufferCreate();
+  xmlTextWriterPtr w = xmlNewTextWriterMemory(buf, 0);
+  ck_assert_int_eq(svg_write(w, t, l, o, d), 0);
+  xmlFreeTextWriter(w);
+  /* Strict parse: no recovery, no network, errors are failures. */
+  xmlDocPtr doc = xmlReadMemory((const char *)xmlBufferContent(buf),
+                                xmlBufferLength(buf), "graph.svg", NULL,
+                                XML_PARSE_NONET | XML_PARSE_NOERROR);
+  ck_assert_msg(doc != NULL, "output is not well-formed XML");
+  xmlBufferFree(buf);
+  return doc;
+}
+
+static xmlXPathObjectPtr xpath(xmlDocPtr doc, const char *expr)
+{
+  xmlXPathContextPtr ctx = xmlXPathNewContext(doc);
+  xmlXPathRegisterNs(ctx, BAD_CAST "s", BAD_CAST "http://www.w3.org/2000/svg");
+  xmlXPathObjectPtr r = xmlXPathEvalExpression(BAD_CAST expr, ctx);
+  xmlXPathFreeContext(ctx);
+  ck_assert_ptr_nonnull(r);
+  return r;
+}
+
+static double attr_d(xmlNodePtr n, const char *a)
+{
+  xmlChar *v = xmlGetProp(n, BAD_CAST a);
+  ck_assert_ptr_nonnull(v);
+  double d = strtod((const char *)v, NULL);
+  xmlFree(v);
+  return d;
+}
+
+static xmlNodePtr child(xmlNodePtr n, const char *name)
+{
+  for (xmlNodePtr c = n->children; c; c = c->next)
+    if (c->type == XML_ELEMENT_NODE && !strcmp((const char *)c->name, name))
+      return c;
+  return NULL;
+}
+
+START_TEST(document_names_escaped)
+{
+  /* Names XML must escape, and invalid UTF-8. */
+  ljp_tree *t = tree_of("main;a<b>&c 10\nmain;\"q\" 'r' 5\n"
+                        "main;bad\xff\xc3(\x80 4\nmain;]]> 3\n");
+  fg_layout l;
+  ck_assert_int_eq(fg_layout_build(t, ljp_tree_node_total(t, 0), 0, 0, &l), 0);
+  svg_opts o = default_opts();
+  o.subtitle = "sub\xff";
+  o.notes = "a -- note -";
+  xmlDocPtr doc = render(t, &l, &o, NULL);
+  xmlXPathObjectPtr r = xpath(doc, "//s:g[@class='f']/s:title");
+  ck_assert_int_eq(r->nodesetval->nodeNr, 6);
+  const char *want[] = {"all (22 samples, 100%)",
+                        "main (22 samples, 100.00%)",
+                        "\"q\" 'r' (5 samples, 22.73%)",
+                        "]]> (3 samples, 13.64%)",
+                        "a<b>&c (10 samples, 45.45%)",
+                        "bad\xEF\xBF\xBD\xEF\xBF\xBD(\xEF\xBF\xBD (4 samples, 18.18%)"};
+  for (int i = 0; i < 6; i++) {
+    xmlChar *s = xmlNodeGetContent(r->nodesetval->nodeTab[i]);
+    ck_assert_str_eq((const char *)s, want[i]);
+    xmlFree(s);
+  }
+  xmlXPathFreeObject(r);
+  r = xpath(doc, "string(//s:text[@id='title'])");
+  ck_assert_str_eq((const char *)r->stringval, "T <&> \"t\"");
+  xmlXPathFreeObject(r);
+  r = xpath(doc, "string(//s:text[@id='subtitle'])");
+  ck_assert_str_eq((const char *)r->stringval, "sub\xEF\xBF\xBD");
+  xmlXPathFreeObject(r);
+  r = xpath(doc, "string(//comment())");
+  ck_assert_str_eq((const char *)r->stringval, " NOTES: a _- note _ ");
+  xmlXPathFreeObject(r);
+  xmlFreeDoc(doc);
+  fg_layout_free(&l);
+  ljp_tree_free(t);
+}
+END_TEST
+
+START_TEST(document_widths_add_up)
+{
+  /* Random-ish tree; every drawn frame's children fit inside it, and
+   * where nothing was pruned they fill it up to the self weight. */
+  char text[65536];
+  size_t k = 0;
+  unsigned seed = 7;
+  for (int i = 0; i < 400; i++) {
+    seed = seed * 1103515245u + 12345u;
+    k += (size_t)snprintf(text + k, sizeof text - k, "root;f%u;g%u;h%u %u\n",
+                          (seed >> 8) % 5, (seed >> 12) % 7, (seed >> 16) % 9,
+                          1 + (seed >> 20) % 50);
+  }
+  ljp_tree *t = tree_of(text);
+  int64_t total = ljp_tree_node_total(t, 0);
+  double min_weight = 0.1 * (double)total / 1180.0;
+  fg_layout l;
+  ck_assert_int_eq(fg_layout_build(t, total, min_weight, 0, &l), 0);
+  /* The oracle: nodes whose total is at least the min width. */
+  size_t expect = 1;
+  for (uint32_t n = 1; n < ljp_tree_node_count(t); n++)
+    if ((double)ljp_tree_node_total(t, n) >= min_weight)
+      expect++;
+  ck_assert_uint_eq(l.n, expect);
+  svg_opts o = default_opts();
+  xmlDocPtr doc = render(t, &l, &o, NULL);
+  xmlXPathObjectPtr r = xpath(doc, "//s:g[@class='f']");
+  ck_assert_int_eq(r->nodesetval->nodeNr, (int)l.n);
+  double per = 1180.0 / (double)total;
+  double *sum = calloc(l.n, sizeof *sum);
+  for (size_t i = 0; i < l.n; i++) {
+    xmlNodePtr rect = child(r->nodesetval->nodeTab[i], "rect");
+    double w = attr_d(rect, "width"), x = attr_d(rect, "x");
+    ck_assert_double_eq_tol(w, (double)l.boxes[i].width * per, 0.006);
+    ck_assert_double_eq_tol(x, 10 + (double)l.boxes[i].start * per, 0.006);
+    if (i)
+      sum[l.boxes[i].parent] += w;
+  }
+  ck_assert_double_eq_tol(attr_d(child(r->nodesetval->nodeTab[0], "rect"), "width"),
+                          1180, 0.001);
+  for (size_t i = 0; i < l.n; i++) {
+    double self = (double)ljp_tree_node_self(t, l.boxes[i].node) * per;
+    double w = (double)l.boxes[i].width * per;
+    ck_assert(sum[i] <= w + 0.01 * (double)l.n);
+    if (i && ljp_tree_node_depth(t, l.boxes[i].node) < 3)
+      ck_assert_double_eq_tol(sum[i] + self, w, 0.01 * 9);
+  }
+  free(sum);
+  xmlXPathFreeObject(r);
+  xmlFreeDoc(doc);
+  fg_layout_free(&l);
+  ljp_tree_free(t);
+}
+END_TEST
+
+START_TEST(document_labels_fitted)
+{
+  ljp_tree *t = tree_of("m;short 100\nm;a_rather_long_function_name 3\n");
+  fg_layout l;
+  ck_assert_int_eq(fg_layout_build(t, ljp_tree_node_total(t, 0), 0, 0, &l), 0);
+  svg_opts o = default_opts();
+  xmlDocPtr doc = render(t, &l, &o, NULL);
+  /* 3/103 of 1180 px = 34.4 px: floor((34.4-3)/7.08) = 4 chars -> "a_.." */
+  xmlXPathObjectPtr r = xpath(doc, "string(//s:g[s:title[starts-with(., 'a_rather')]]/s:text)");
+  ck_assert_str_eq((const char *)r->stringval, "a_..");
+  xmlXPathFreeObject(r);
+  r = xpath(doc, "string(//s:g[s:title[starts-with(., 'short')]]/s:text)");
+  ck_assert_str_eq((const char *)r->stringval, "short");
+  xmlXPathFreeObject(r);
+  /* The legend names the classes present: other (m, short, ...). */
+  r = xpath(doc, "count(//s:text[.='other'])");
+  ck_assert_double_eq(r->floatval, 1);
+  xmlXPathFreeObject(r);
+  xmlFreeDoc(doc);
+  fg_layout_free(&l);
+  ljp_tree_free(t);
+}
+END_TEST
+
+START_TEST(document_differential)
+{
+  ljp_tree *before = tree_of("m;a 10\nm;b 10\nm;gone 5\n");
+  ljp_tree *after = tree_of("m;a 30\nm;b 5\n");
+  fg_layout l;
+  ck_assert_int_eq(fg_layout_build(after, 35, 0, 0, &l), 0);
+  svg_opts o = default_opts();
+  svg_diff d = {before, 1.0, 5};
+  xmlDocPtr doc = render(after, &l, &o, &d);
+  xmlXPathObjectPtr r = xpath(doc, "string(//s:g[s:title[starts-with(., 'a ')]]/s:rect/@fill)");
+  ck_assert_str_eq((const char *)r->stringval, "rgb(255,0,0)");   /* +20, the max */
+  xmlXPathFreeObject(r);
+  r = xpath(doc, "string(//s:g[s:title[starts-with(., 'b ')]]/s:rect/@fill)");
+  ck_assert_str_eq((const char *)r->stringval, "rgb(157,157,255)"); /* -5 of 20 */
+  xmlXPathFreeObject(r);
+  r = xpath(doc, "string(//s:g[s:title[starts-with(., 'a ')]]/s:title)");
+  ck_assert_str_eq((const char *)r->stringval, "a (30 samples, 85.71%; +57.14%)");
+  xmlXPathFreeObject(r);
+  r = xpath(doc, "//s:g[@id='changes']/s:text");
+  ck_assert_int_eq(r->nodesetval->nodeNr, 4);
+  const char *want[] = {"Largest changes of self weight (% of the total after):",
+                        "+57.14%  a", "-14.29%  gone", "-14.29%  b"};
+  for (int i = 0; i < 4; i++) {
+    xmlChar *s = xmlNodeGetContent(r->nodesetval->nodeTab[i]);
+    ck_assert_str_eq((const char *)s, want[i]);
+    xmlFree(s);
+  }
+  xmlXPathFreeObject(r);
+  xmlFreeDoc(doc);
+  /* --negate swaps the hues. */
+  o.negate = 1;
+  doc = render(after, &l, &o, &d);
+  r = xpath(doc, "string(//s:g[s:title[starts-with(., 'a ')]]/s:rect/@fill)");
+  ck_assert_str_eq((const char *)r->stringval, "rgb(0,0,255)");
+  xmlXPathFreeObject(r);
+  xmlFreeDoc(doc);
+  fg_layout_free(&l);
+  ljp_tree_free(before);
+  ljp_tree_free(after);
+}
+END_TEST
+
+START_TEST(document_deterministic)
+{
+  ljp_tree *t = tree_of("m;x 1\nm;y;z 2\n");
+  fg_layout l;
+  ck_assert_int_eq(fg_layout_build(t, 3, 0, 0, &l), 0);
+  svg_opts o = default_opts();
+  xmlBufferPtr b1 = xmlBufferCreate(), b2 = xmlBufferCreate();
+  xmlTextWriterPtr w = xmlNewTextWriterMemory(b1, 0);
+  ck_assert_int_eq(svg_write(w, t, &l, &o, NULL), 0);
+  xmlFreeTextWriter(w);
+  w = xmlNewTextWriterMemory(b2, 0);
+  ck_assert_int_eq(svg_write(w, t, &l, &o, NULL), 0);
+  xmlFreeTextWriter(w);
+  ck_assert_int_eq(xmlBufferLength(b1), xmlBufferLength(b2));
+  ck_assert_int_eq(memcmp(xmlBufferContent(b1), xmlBufferContent(b2),
+                          (size_t)xmlBufferLength(b1)), 0);
+  xmlBufferFree(b1);
+  xmlBufferFree(b2);
+  fg_layout_free(&l);
+  ljp_tree_free(t);
+}
+END_TEST
+
+static Suite *svg_suite(void)
+{
+  Suite *s = suite_create("svg");
+  TCase *tc = tcase_create("core");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, utf8_valid_kept);
+  tcase_add_test(tc, utf8_invalid_replaced);
+  tcase_add_test(tc, utf8_cut);
+  tcase_add_test(tc, folded_parse);
+  tcase_add_test(tc, folded_byte_by_byte);
+  tcase_add_test(tc, folded_reverse_and_binary);
+  tcase_add_test(tc, layout_prune_and_cap);
+  tcase_add_test(tc, document_names_escaped);
+  tcase_add_test(tc, document_widths_add_up);
+  tcase_add_test(tc, document_labels_fitted);
+  tcase_add_test(tc, document_differential);
+  tcase_add_test(tc, document_deterministic);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void)
+{
+  SRunner *sr = srunner_create(svg_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  xmlCleanupParser();
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
