@@ -19,7 +19,6 @@ static int fail(input_result *res, const char *fmt, const char *what)
   return -1;
 }
 
-#ifdef LJPSVG_HAVE_FOLDER
 /* Drains an opened reader into the tree. */
 static int fold_reader(ljp_reader *r, const input_opts *o, ljp_tree *after,
                        input_result *res)
@@ -54,13 +53,11 @@ static int fold_reader(ljp_reader *r, const input_opts *o, ljp_tree *after,
   ljp_folder_free(f);
   return rc;
 }
-#endif
 
 static int read_profile(const char *path, int fd, const void *mem,
                         size_t memlen, const input_opts *o, ljp_tree *after,
                         input_result *res)
 {
-#ifdef LJPSVG_HAVE_FOLDER
   ljp_reader *r = ljp_reader_new();
   if (!r)
     return fail(res, "%s", "out of memory");
@@ -74,11 +71,6 @@ static int read_profile(const char *path, int fd, const void *mem,
     rc = fold_reader(r, o, after, res);
   ljp_reader_free(r);
   return rc;
-#else
-  (void)path, (void)fd, (void)mem, (void)memlen, (void)o, (void)after;
-  res->kind = LJP_KIND_UNKNOWN;
-  return fail(res, "%s", "binary profiles are not supported by this build");
-#endif
 }
 
 static int feed_text(folded_reader *fr, int fd, const char *first,

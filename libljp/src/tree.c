@@ -21,6 +21,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Exported from the shared library (built with hidden visibility). */
+#ifndef LJP_API
+#if defined(__GNUC__)
+#define LJP_API __attribute__((visibility("default")))
+#else
+#define LJP_API
+#endif
+#endif
+
 typedef struct tree_frame {
   const char *name;        /* in the arena, NUL-terminated */
   uint32_t len;
@@ -136,7 +145,7 @@ static char *arena_copy(ljp_tree *t, const char *s, size_t len)
 /* Life cycle                                                               */
 /* ------------------------------------------------------------------------ */
 
-ljp_tree *ljp_tree_new(void)
+LJP_API ljp_tree *ljp_tree_new(void)
 {
   ljp_tree *t = calloc(1, sizeof *t);
   if (!t)
@@ -161,7 +170,7 @@ ljp_tree *ljp_tree_new(void)
   return t;
 }
 
-void ljp_tree_free(ljp_tree *t)
+LJP_API void ljp_tree_free(ljp_tree *t)
 {
   if (!t)
     return;
@@ -218,7 +227,7 @@ static int frame_table_grow(ljp_tree *t)
   return 0;
 }
 
-uint32_t ljp_tree_intern(ljp_tree *t, const char *name, size_t len,
+LJP_API uint32_t ljp_tree_intern(ljp_tree *t, const char *name, size_t len,
                          ljp_class cls)
 {
   if (!t || (!name && len) || len >= UINT32_MAX)
@@ -258,7 +267,7 @@ uint32_t ljp_tree_intern(ljp_tree *t, const char *name, size_t len,
   return id;
 }
 
-uint32_t ljp_tree_find_frame(const ljp_tree *t, const char *name, size_t len,
+LJP_API uint32_t ljp_tree_find_frame(const ljp_tree *t, const char *name, size_t len,
                              ljp_class cls)
 {
   if (!t || (!name && len) || len >= UINT32_MAX)
@@ -270,7 +279,7 @@ uint32_t ljp_tree_find_frame(const ljp_tree *t, const char *name, size_t len,
                       (uint32_t)hash_bytes(name, len, (unsigned)cls), &slot);
 }
 
-const char *ljp_tree_frame_name(const ljp_tree *t, uint32_t frame,
+LJP_API const char *ljp_tree_frame_name(const ljp_tree *t, uint32_t frame,
                                 size_t *len)
 {
   if (!t || frame == 0 || frame >= t->nframes) {
@@ -283,14 +292,14 @@ const char *ljp_tree_frame_name(const ljp_tree *t, uint32_t frame,
   return t->frames[frame].name;
 }
 
-ljp_class ljp_tree_frame_class(const ljp_tree *t, uint32_t frame)
+LJP_API ljp_class ljp_tree_frame_class(const ljp_tree *t, uint32_t frame)
 {
   if (!t || frame == 0 || frame >= t->nframes)
     return LJP_CLASS_OTHER;
   return t->frames[frame].cls;
 }
 
-uint32_t ljp_tree_frame_count(const ljp_tree *t)
+LJP_API uint32_t ljp_tree_frame_count(const ljp_tree *t)
 {
   return t ? t->nframes - 1 : 0;
 }
@@ -377,7 +386,7 @@ static int64_t add_wrap(int64_t a, int64_t b)
   return (int64_t)((uint64_t)a + (uint64_t)b);
 }
 
-uint32_t ljp_tree_add(ljp_tree *t, const uint32_t *frames, size_t n,
+LJP_API uint32_t ljp_tree_add(ljp_tree *t, const uint32_t *frames, size_t n,
                       int64_t weight)
 {
   if (!t || (!frames && n))
@@ -405,7 +414,7 @@ uint32_t ljp_tree_add(ljp_tree *t, const uint32_t *frames, size_t n,
   return leaf;
 }
 
-uint32_t ljp_tree_find_child(const ljp_tree *t, uint32_t parent,
+LJP_API uint32_t ljp_tree_find_child(const ljp_tree *t, uint32_t parent,
                              uint32_t frame)
 {
   if (!t || parent >= t->nnodes || frame == 0)
@@ -413,13 +422,13 @@ uint32_t ljp_tree_find_child(const ljp_tree *t, uint32_t parent,
   return node_probe(t, parent, frame)->node;
 }
 
-uint32_t ljp_tree_node_count(const ljp_tree *t)
+LJP_API uint32_t ljp_tree_node_count(const ljp_tree *t)
 {
   return t ? t->nnodes : 0;
 }
 
 #define NODE_FIELD(fn, type, field)                                          \
-  type fn(const ljp_tree *t, uint32_t node)                                 \
+  LJP_API type fn(const ljp_tree *t, uint32_t node)                         \
   {                                                                          \
     if (!t || node >= t->nnodes)                                             \
       return 0;                                                              \
@@ -488,7 +497,7 @@ static void heap_sort_nodes(const ljp_tree *t, uint32_t *h, size_t n)
   }
 }
 
-size_t ljp_tree_children(const ljp_tree *t, uint32_t node, uint32_t *out,
+LJP_API size_t ljp_tree_children(const ljp_tree *t, uint32_t node, uint32_t *out,
                          size_t cap)
 {
   if (!t || node >= t->nnodes)
@@ -738,7 +747,7 @@ static ljp_status emit_run(fold_ctx *c, const uint32_t *run, size_t nrun,
   return st;
 }
 
-ljp_status ljp_tree_write_folded(const ljp_tree *t, int64_t min_weight,
+LJP_API ljp_status ljp_tree_write_folded(const ljp_tree *t, int64_t min_weight,
                                  ljp_emit_fn emit, void *ctx)
 {
   if (!t || !emit)
