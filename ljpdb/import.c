@@ -52,6 +52,8 @@ static const char *const delete_sql[] = {
   "DELETE FROM profiles WHERE id = ?1",
   NULL};
 
+#define SYMBOL_NONE (-2)
+
 struct importer {
   sqlite3 *db;
   import_options opt;
@@ -65,6 +67,15 @@ struct importer {
   tuple_map frames;        /* frame identity -> symbol id */
   name_map symbols;        /* (kind, symbol) + name -> symbol id */
   tuple_map paths;         /* (parent, symbol, line) -> call path id */
+  tuple_map frame_ix;      /* frame identity -> index into fr_* */
+  int64_t *fr_sym;         /* per distinct frame: symbol id (or
+                              SYMBOL_NONE), and the line its path keeps */
+  uint64_t *fr_line;
+  size_t fr_count, fr_cap;
+  tuple_map steps;         /* (parent path, frame index) -> call path id,
+                              or SYMBOL_NONE for a nameless frame.  The
+                              hot path: small keys, so probes stay in
+                              cache */
   tuple_map traces;        /* trace symbol (or number) -> trace id */
   tuple_map sites;         /* memprof aggregation key -> site id */
   tuple_map heap;          /* live block address -> allocation id */
@@ -72,6 +83,11 @@ struct importer {
   size_t stack_cap;
   char *name;
   size_t name_cap;
+  ljp_frame *prev;         /* the previous sample's stack, its call path */
+  int64_t *prev_path;      /* ids and depths frame by frame */
+  size_t *prev_depth;
+  size_t prev_n, prev_cap;
+  int64_t vm_symbol[LJP_VMST__MAX + 1]; /* "VMST_x" rows, 0 = not yet */
   int saw_host, saw_guest;
   import_stats stats;
   char *err;               /* where failures are described */
@@ -168,7 +184,8 @@ static const char *flavor_text(ljp_flavor f) {
 
 /* ---- interning ---- */
 
-/* The symbol row of a frame; -1 on failure.  The cache key is everything
+/* The symbol row of a frame; -1 on failure, SYMBOL_NONE for a frame that
+ * has no name.  The cache key is everything
  * the frame's name can depend on, so the name is formatted once per
  * distinct frame; rows are then shared by frames with the same symbol and
  * the same name (host frames at different PCs of one function). */
@@ -182,6 +199,12 @@ static int64_t symbol_id(importer *im, const ljp_frame *f) {
 
   size_t n = frame_name(im, f);
   if (n == (size_t)-1) return msgf(im, "out of memory"), -1;
+  if (n == 0) {
+    /* A frame without a name is left out of the stack, as ljpfold does. */
+    if (tuple_map_put(&im->frames, &k, SYMBOL_NONE))
+      return msgf(im, "out of memory"), -1;
+    return SYMBOL_NONE;
+  }
   int64_t *row = name_map_get(&im->symbols, (uint64_t)f->kind,
                               (uint64_t)(uintptr_t)f->sym, im->name, n);
   int64_t id;
@@ -217,6 +240,26 @@ static int64_t symbol_id(importer *im, const ljp_frame *f) {
   }
   if (tuple_map_put(&im->frames, &k, id)) return msgf(im, "out of memory"), -1;
   return id;
+}
+
+/* The pseudo symbol "VMST_<state>" of kind 'vm'. */
+static int64_t vm_symbol(importer *im, int vmstate) {
+  if (vmstate < 0 || vmstate > LJP_VMST__MAX) vmstate = LJP_VMST__MAX;
+  if (im->vm_symbol[vmstate]) return im->vm_symbol[vmstate];
+  char name[32];
+  int n = snprintf(name, sizeof name, "VMST_%s", ljp_vmstate_name(vmstate));
+  int64_t id = im->next_symbol++;
+  sqlite3_stmt *st = im->st[ST_SYMBOL];
+  sqlite3_bind_int64(st, 1, id);
+  sqlite3_bind_int64(st, 2, im->profile_id);
+  sqlite3_bind_text(st, 3, "vm", -1, SQLITE_STATIC);
+  sqlite3_bind_text(st, 4, name, n, SQLITE_TRANSIENT);
+  sqlite3_bind_null(st, 5);
+  sqlite3_bind_int(st, 6, 0);
+  sqlite3_bind_int(st, 7, vmstate);
+  if (step_done(im, st, "insert symbol")) return -1;
+  im->stats.symbols++;
+  return im->vm_symbol[vmstate] = id;
 }
 
 static int64_t path_id(importer *im, int64_t parent, int64_t sym,
@@ -282,6 +325,54 @@ static int64_t trace_id(importer *im, const ljp_symbol *sym, uint64_t traceno,
 
 /* ---- events ---- */
 
+/* The dense index of a distinct frame (same identity as symbol_id's
+ * cache), with its symbol resolved once; -1 on failure. */
+static int64_t frame_index(importer *im, const ljp_frame *f) {
+  tuple_key k = {{(uint64_t)f->kind, f->value, f->line,
+                  (uint64_t)(uintptr_t)f->sym, (uint64_t)(uintptr_t)f->proto,
+                  f->mcode, 0}};
+  int64_t *hit = tuple_map_get(&im->frame_ix, &k);
+  if (hit) return *hit - 1;
+  int64_t sym = symbol_id(im, f);
+  if (sym < 0 && sym != SYMBOL_NONE) return -1;
+  if (im->fr_count == im->fr_cap) {
+    size_t cap = im->fr_cap ? im->fr_cap * 2 : 256;
+    int64_t *s = realloc(im->fr_sym, cap * sizeof *s);
+    if (s) im->fr_sym = s;
+    uint64_t *l = realloc(im->fr_line, cap * sizeof *l);
+    if (l) im->fr_line = l;
+    if (!s || !l) return msgf(im, "out of memory"), -1;
+    im->fr_cap = cap;
+  }
+  int64_t ix = (int64_t)im->fr_count++;
+  im->fr_sym[ix] = sym;
+  im->fr_line[ix] =
+      (f->kind == LJP_FRAME_LUA || f->kind == LJP_FRAME_TRACE) ? f->line : 0;
+  if (tuple_map_put(&im->frame_ix, &k, ix + 1))
+    return msgf(im, "out of memory"), -1;
+  return ix;
+}
+
+static int same_frame(const ljp_frame *a, const ljp_frame *b) {
+  return a->kind == b->kind && a->value == b->value && a->line == b->line &&
+         a->sym == b->sym && a->proto == b->proto && a->mcode == b->mcode;
+}
+
+/* Room for n frames in the previous-stack cache. */
+static int prev_reserve(importer *im, size_t n) {
+  if (n <= im->prev_cap) return 0;
+  size_t cap = n + 16;
+  ljp_frame *f = realloc(im->prev, cap * sizeof *f);
+  if (f) im->prev = f;
+  int64_t *p = realloc(im->prev_path, cap * sizeof *p);
+  if (p) im->prev_path = p;
+  size_t *d = realloc(im->prev_depth, cap * sizeof *d);
+  if (d) im->prev_depth = d;
+  if (!f || !p || !d) return msgf(im, "out of memory"), -1;
+  im->prev_cap = cap;
+  return 0;
+}
+
 static int add_sample(importer *im, const ljp_sample *s, uint64_t seq) {
   size_t n = ljp_sample_stack(s, LJP_VIEW_MERGED, im->stack, im->stack_cap);
   if (n > im->stack_cap) {
@@ -293,14 +384,54 @@ static int add_sample(importer *im, const ljp_sample *s, uint64_t seq) {
     n = ljp_sample_stack(s, LJP_VIEW_MERGED, im->stack, im->stack_cap);
   }
   int64_t path = 0, trace = 0;
-  for (size_t i = 0; i < n; i++) {
+  size_t depth = 0, i = 0;
+  /* Consecutive samples mostly share the outer part of their stack (the
+   * same loop sampled again): reuse the call path of the common prefix. */
+  if (im->prev_n) {
+    for (; i < n && i < im->prev_n && same_frame(&im->stack[i], &im->prev[i]);
+         i++) {}
+    if (i) {
+      path = im->prev_path[i - 1];
+      depth = im->prev_depth[i - 1];
+    }
+  }
+  if (prev_reserve(im, n)) return -1;
+  for (; i < n; i++) {
     const ljp_frame *f = &im->stack[i];
-    int64_t sym = symbol_id(im, f);
-    if (sym < 0) return -1;
-    uint64_t line =
-        (f->kind == LJP_FRAME_LUA || f->kind == LJP_FRAME_TRACE) ? f->line : 0;
-    path = path_id(im, path, sym, line, i + 1);
-    if (path < 0) return -1;
+    int64_t fi = frame_index(im, f);
+    if (fi < 0) return -1;
+    tuple_key k = {{(uint64_t)path, (uint64_t)fi, 0, 0, 0, 0, 0}};
+    int64_t *hit = tuple_map_get(&im->steps, &k), next;
+    if (hit) {
+      next = *hit;
+    } else {
+      /* First time this frame follows this path: find or make the call
+       * path (frames at different PCs of one function share their symbol,
+       * and so their path). */
+      int64_t sym = im->fr_sym[fi];
+      if (sym == SYMBOL_NONE) {
+        next = SYMBOL_NONE;
+      } else {
+        next = path_id(im, path, sym, im->fr_line[fi], depth + 1);
+        if (next < 0) return -1;
+      }
+      if (tuple_map_put(&im->steps, &k, next))
+        return msgf(im, "out of memory"), -1;
+    }
+    if (next != SYMBOL_NONE) {
+      path = next;
+      depth++;
+    }
+    im->prev[i] = *f;
+    im->prev_path[i] = path;
+    im->prev_depth[i] = depth;
+  }
+  im->prev_n = n;
+  if (depth == 0) {
+    /* No frames (leaf-mode samples, some VM states): the sample is named by
+     * its VM state, exactly as ljpfold names it, rather than lost. */
+    int64_t sym = vm_symbol(im, s->vmstate);
+    if (sym < 0 || (path = path_id(im, 0, sym, 0, 1)) < 0) return -1;
   }
   if (s->vmstate == LJP_VMST_TRACE) {
     trace = trace_id(im, s->trace.sym, s->trace.value, s->trace.proto,
@@ -378,6 +509,7 @@ static int add_mem(importer *im, const ljp_mem_event *m, uint64_t seq) {
   } else if (m->loc.kind != LJP_FRAME_NONE) {
     sym = symbol_id(im, &m->loc);
   }
+  if (sym == SYMBOL_NONE) sym = 0;
   if (sym < 0) return -1;
   if (m->loc.kind == LJP_FRAME_TRACE) {
     trace = trace_id(im, m->loc.sym, m->loc.value, m->loc.proto, m->loc.line,
@@ -519,10 +651,15 @@ static void reset_file_state(importer *im) {
   tuple_map_clear(&im->frames);
   name_map_clear(&im->symbols);
   tuple_map_clear(&im->paths);
+  tuple_map_clear(&im->steps);
+  tuple_map_clear(&im->frame_ix);
+  im->fr_count = 0;
   tuple_map_clear(&im->traces);
   tuple_map_clear(&im->sites);
   tuple_map_clear(&im->heap);
   im->saw_host = im->saw_guest = 0;
+  memset(im->vm_symbol, 0, sizeof im->vm_symbol);
+  im->prev_n = 0;
   memset(&im->stats, 0, sizeof im->stats);
 }
 
@@ -531,10 +668,17 @@ static void importer_free(importer *im) {
   tuple_map_free(&im->frames);
   name_map_free(&im->symbols);
   tuple_map_free(&im->paths);
+  tuple_map_free(&im->steps);
+  tuple_map_free(&im->frame_ix);
+  free(im->fr_sym);
+  free(im->fr_line);
   tuple_map_free(&im->traces);
   tuple_map_free(&im->sites);
   tuple_map_free(&im->heap);
   free(im->stack);
+  free(im->prev);
+  free(im->prev_path);
+  free(im->prev_depth);
   free(im->name);
   free(im);
 }
@@ -550,6 +694,13 @@ importer *importer_begin(sqlite3 *db, const import_options *opt, char *err,
   if (opt) im->opt = *opt;
   im->err = err;
   im->errlen = errlen;
+  tuple_map_init(&im->frames, 6);
+  tuple_map_init(&im->paths, 3);
+  tuple_map_init(&im->steps, 2);
+  tuple_map_init(&im->frame_ix, 6);
+  tuple_map_init(&im->traces, 5);
+  tuple_map_init(&im->sites, 3);
+  tuple_map_init(&im->heap, 1);
   im->name_cap = 256;
   im->name = malloc(im->name_cap);
   if (!im->name) {

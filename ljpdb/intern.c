@@ -13,98 +13,104 @@ static uint64_t mix64(uint64_t x) {
   return x;
 }
 
-static uint64_t tuple_hash(const tuple_key *k) {
+/* One multiply per word and one final mix: this runs for every frame of
+ * every sample, and keys are short. */
+static uint64_t tuple_hash(const uint64_t *w, unsigned n) {
   uint64_t h = 0x9e3779b97f4a7c15ULL;
-  for (int i = 0; i < TUPLE_WORDS; i++) h = mix64(h ^ k->w[i]) + (uint64_t)i;
-  return h;
+  for (unsigned i = 0; i < n; i++)
+    h = (h ^ w[i]) * 0xff51afd7ed558ccdULL + (h >> 29);
+  return mix64(h);
 }
 
-static int tuple_eq(const tuple_key *a, const tuple_key *b) {
-  return memcmp(a, b, sizeof *a) == 0;
+static int words_eq(const uint64_t *a, const uint64_t *b, unsigned n) {
+  for (unsigned i = 0; i < n; i++)
+    if (a[i] != b[i]) return 0;
+  return 1;
 }
 
-void tuple_map_init(tuple_map *m) { memset(m, 0, sizeof *m); }
+#define SLOT(m, i) ((m)->slots + (i) * ((m)->words + 1))
+
+void tuple_map_init(tuple_map *m, unsigned words) {
+  memset(m, 0, sizeof *m);
+  m->words = words;
+}
 
 void tuple_map_free(tuple_map *m) {
-  free(m->keys);
-  free(m->vals);
-  free(m->used);
-  memset(m, 0, sizeof *m);
+  free(m->slots);
+  m->slots = NULL;
+  m->cap = m->count = 0;
 }
 
 void tuple_map_clear(tuple_map *m) {
-  if (m->used) memset(m->used, 0, m->cap);
+  /* Drop big tables instead of wiping them: a file with a huge heap must
+   * not make every later file pay for clearing it. */
+  if (m->cap > (1u << 16)) {
+    tuple_map_free(m);
+    return;
+  }
+  if (m->slots) memset(m->slots, 0, m->cap * (m->words + 1) * sizeof *m->slots);
   m->count = 0;
+}
+
+static size_t find(const tuple_map *m, const uint64_t *key) {
+  size_t mask = m->cap - 1, i = (size_t)tuple_hash(key, m->words) & mask;
+  for (;;) {
+    uint64_t *s = SLOT(m, i);
+    if (!s[0] || words_eq(s + 1, key, m->words)) return i;
+    i = (i + 1) & mask;
+  }
 }
 
 int64_t *tuple_map_get(const tuple_map *m, const tuple_key *k) {
   if (!m->cap) return NULL;
-  size_t mask = m->cap - 1, i = (size_t)tuple_hash(k) & mask;
-  while (m->used[i]) {
-    if (tuple_eq(&m->keys[i], k)) return &m->vals[i];
-    i = (i + 1) & mask;
-  }
-  return NULL;
-}
-
-static void tuple_insert_new(tuple_map *m, const tuple_key *k, int64_t v) {
-  size_t mask = m->cap - 1, i = (size_t)tuple_hash(k) & mask;
-  while (m->used[i]) i = (i + 1) & mask;
-  m->used[i] = 1;
-  m->keys[i] = *k;
-  m->vals[i] = v;
-  m->count++;
+  uint64_t *s = SLOT(m, find(m, k->w));
+  return s[0] ? (int64_t *)s : NULL;
 }
 
 static int tuple_grow(tuple_map *m) {
-  size_t ncap = m->cap ? m->cap * 2 : 1024;
-  tuple_map n = {0};
-  n.keys = malloc(ncap * sizeof *n.keys);
-  n.vals = malloc(ncap * sizeof *n.vals);
-  n.used = calloc(ncap, 1);
-  if (!n.keys || !n.vals || !n.used) {
-    tuple_map_free(&n);
-    return -1;
+  tuple_map n = *m;
+  n.cap = m->cap ? m->cap * 2 : 1024;
+  n.slots = calloc(n.cap, (n.words + 1) * sizeof *n.slots);
+  if (!n.slots) return -1;
+  for (size_t i = 0; i < m->cap; i++) {
+    uint64_t *s = SLOT(m, i);
+    if (s[0]) memcpy(SLOT(&n, find(&n, s + 1)), s, (n.words + 1) * sizeof *s);
   }
-  n.cap = ncap;
-  for (size_t i = 0; i < m->cap; i++)
-    if (m->used[i]) tuple_insert_new(&n, &m->keys[i], m->vals[i]);
-  tuple_map_free(m);
+  free(m->slots);
   *m = n;
   return 0;
 }
 
 int tuple_map_put(tuple_map *m, const tuple_key *k, int64_t val) {
-  int64_t *v = tuple_map_get(m, k);
-  if (v) {
-    *v = val;
-    return 0;
-  }
   if ((m->count + 1) * 2 > m->cap && tuple_grow(m)) return -1;
-  tuple_insert_new(m, k, val);
+  uint64_t *s = SLOT(m, find(m, k->w));
+  if (!s[0]) {
+    memcpy(s + 1, k->w, m->words * sizeof *s);
+    m->count++;
+  }
+  s[0] = (uint64_t)val;
   return 0;
 }
 
 int tuple_map_del(tuple_map *m, const tuple_key *k) {
   if (!m->cap) return 0;
-  size_t mask = m->cap - 1, i = (size_t)tuple_hash(k) & mask;
-  while (m->used[i] && !tuple_eq(&m->keys[i], k)) i = (i + 1) & mask;
-  if (!m->used[i]) return 0;
+  size_t mask = m->cap - 1, i = find(m, k->w);
+  if (!SLOT(m, i)[0]) return 0;
   /* Backward-shift deletion keeps probe chains intact without tombstones,
    * which matters for the heap map: it sees one delete per free. */
   size_t j = i;
   for (;;) {
     j = (j + 1) & mask;
-    if (!m->used[j]) break;
-    size_t home = (size_t)tuple_hash(&m->keys[j]) & mask;
+    uint64_t *sj = SLOT(m, j);
+    if (!sj[0]) break;
+    size_t home = (size_t)tuple_hash(sj + 1, m->words) & mask;
     /* Move j into the hole at i when its home is not in (i, j]. */
     if ((i <= j) ? (home <= i || home > j) : (home <= i && home > j)) {
-      m->keys[i] = m->keys[j];
-      m->vals[i] = m->vals[j];
+      memcpy(SLOT(m, i), sj, (m->words + 1) * sizeof *sj);
       i = j;
     }
   }
-  m->used[i] = 0;
+  SLOT(m, i)[0] = 0;
   m->count--;
   return 1;
 }

@@ -13,26 +13,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TUPLE_WORDS 6
+#define TUPLE_WORDS 7
 
-/* (w[0..5]) -> int64 value.  Unused words must be zero. */
+/* A key of up to TUPLE_WORDS words; a map uses its first `words`. */
 typedef struct tuple_key {
   uint64_t w[TUPLE_WORDS];
 } tuple_key;
 
+/* (w[0..words-1]) -> non-zero int64 value.  Each slot holds the value and
+ * the key side by side, so a probe touches one cache line. */
 typedef struct tuple_map {
-  tuple_key *keys;
-  int64_t *vals;
-  uint8_t *used;
+  uint64_t *slots;         /* cap * (words + 1); value 0 = empty slot */
   size_t cap, count;       /* cap: power of two, or 0 */
+  unsigned words;
 } tuple_map;
 
-void tuple_map_init(tuple_map *m);
+void tuple_map_init(tuple_map *m, unsigned words);
 void tuple_map_free(tuple_map *m);
 void tuple_map_clear(tuple_map *m);
 /* Returns a pointer to the value of k, or NULL when absent. */
 int64_t *tuple_map_get(const tuple_map *m, const tuple_key *k);
-/* Inserts or overwrites; returns 0, or -1 when out of memory. */
+/* Inserts or overwrites (val must not be 0); 0, or -1 when out of memory. */
 int tuple_map_put(tuple_map *m, const tuple_key *k, int64_t val);
 /* Removes k; returns 1 when it was present. */
 int tuple_map_del(tuple_map *m, const tuple_key *k);
