@@ -18,8 +18,11 @@ void folded_free(folded_reader *fr)
   free(fr->buf);
   free(fr->frames);
   free(fr->frames2);
-  fr->buf = NULL;
+  free(fr->prev);
+  free(fr->prev_ends);
+  fr->buf = fr->prev = NULL;
   fr->frames = fr->frames2 = NULL;
+  fr->prev_ends = NULL;
 }
 
 static int is_space(char c)
@@ -87,26 +90,82 @@ static int grow_frames(folded_reader *fr, size_t n)
 
 /* Interns the frames of stack s[0..len) into t; returns the count or
  * (size_t)-1 when out of memory.  Like Perl's split, trailing empty
- * frames are dropped ("a;b;" is "a;b"). */
+ * frames are dropped ("a;b;" is "a;b").  With cache set (the main tree,
+ * not reversed) frames of the prefix shared with the previous line are
+ * taken from it. */
 static size_t split_stack(folded_reader *fr, ljp_tree *t, const char *s,
-                          size_t len, uint32_t *out)
+                          size_t len, uint32_t *out, int cache)
 {
   while (len > 0 && s[len - 1] == ';')
     len--;
-  size_t n = 0;
-  if (len == 0)
+  size_t n = 0, pos = 0;
+  if (len == 0) {
+    if (cache)
+      fr->prev_n = fr->prev_len = 0;
     return 0;
-  const char *p = s, *end = s + len;
-  for (;;) {
-    const char *semi = memchr(p, ';', (size_t)(end - p));
-    const char *stop = semi ? semi : end;
-    uint32_t id = ljp_tree_intern(t, p, (size_t)(stop - p), LJP_CLASS_OTHER);
-    if (!id)
-      return (size_t)-1;
-    out[n++] = id;
-    if (!semi)
-      break;
-    p = semi + 1;
+  }
+  if (cache && fr->prev_n) {
+    size_t common = 0, lim = len < fr->prev_len ? len : fr->prev_len;
+    /* Block-wise first: lines are long and mostly equal. */
+    while (common + 64 <= lim && memcmp(s + common, fr->prev + common, 64) == 0)
+      common += 64;
+    while (common < lim && s[common] == fr->prev[common])
+      common++;
+    /* A frame is shared when its separator matched too, or when both
+     * lines end right after it. */
+    while (n < fr->prev_n &&
+           (fr->prev_ends[n] < common ||
+            (fr->prev_ends[n] == common && common == len &&
+             len == fr->prev_len))) {
+      out[n] = fr->frames[n];
+      pos = fr->prev_ends[n] + 1;
+      n++;
+    }
+  }
+  if (pos < len || (pos == len && n == 0)) {
+    const char *p = s + pos, *end = s + len;
+    for (;;) {
+      const char *semi = memchr(p, ';', (size_t)(end - p));
+      const char *stop = semi ? semi : end;
+      uint32_t id = ljp_tree_intern(t, p, (size_t)(stop - p), LJP_CLASS_OTHER);
+      if (!id) {
+        if (cache)
+          fr->prev_n = 0;
+        return (size_t)-1;
+      }
+      if (cache) {
+        if (n >= fr->prev_ends_cap) {
+          size_t cap = fr->prev_ends_cap ? fr->prev_ends_cap * 2 : 64;
+          size_t *e = realloc(fr->prev_ends, cap * sizeof *e);
+          if (!e)
+            return (size_t)-1;
+          fr->prev_ends = e;
+          fr->prev_ends_cap = cap;
+        }
+        fr->prev_ends[n] = (size_t)(stop - s);
+      }
+      out[n++] = id;
+      if (!semi)
+        break;
+      p = semi + 1;
+    }
+  }
+  if (cache) {
+    if (len > fr->prev_cap) {
+      size_t cap = fr->prev_cap ? fr->prev_cap : 256;
+      while (cap < len)
+        cap *= 2;
+      char *b = realloc(fr->prev, cap);
+      if (!b) {
+        fr->prev_n = 0;
+        return (size_t)-1;
+      }
+      fr->prev = b;
+      fr->prev_cap = cap;
+    }
+    memcpy(fr->prev, s, len);
+    fr->prev_len = len;
+    fr->prev_n = n;
   }
   if (fr->reverse)
     for (size_t i = 0; i < n / 2; i++) {
@@ -140,13 +199,13 @@ int folded_line(folded_reader *fr, const char *s, size_t len)
     bound++;
   if (grow_frames(fr, bound) != 0)
     return -1;
-  size_t n = split_stack(fr, fr->after, s, len, fr->frames);
+  size_t n = split_stack(fr, fr->after, s, len, fr->frames, !fr->reverse);
   if (n == (size_t)-1 || ljp_tree_add(fr->after, fr->frames, n, after) == UINT32_MAX)
     return -1;
   if (two) {
     fr->differential++;
     if (fr->before) {
-      size_t m = split_stack(fr, fr->before, s, len, fr->frames2);
+      size_t m = split_stack(fr, fr->before, s, len, fr->frames2, 0);
       if (m == (size_t)-1 ||
           ljp_tree_add(fr->before, fr->frames2, m, before) == UINT32_MAX)
         return -1;

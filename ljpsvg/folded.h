@@ -31,6 +31,12 @@ typedef struct folded_reader {
   uint32_t *frames;
   size_t frames_cap;
   uint32_t *frames2;
+  /* The previous stack's text and frames: consecutive lines share long
+   * prefixes, whose frames are then reused without hashing. */
+  char *prev;
+  size_t prev_len, prev_cap, prev_n;
+  size_t *prev_ends;       /* end offset of each frame in prev */
+  size_t prev_ends_cap;
 } folded_reader;
 
 void folded_init(folded_reader *fr, ljp_tree *after, ljp_tree *before,

@@ -67,6 +67,13 @@ struct ljp_tree {
   uint32_t ntab_mask;
 
   arena_chunk *arena;
+
+  /* The path of the last stack added: frames and the node of each prefix.
+   * Consecutive stacks mostly share a prefix (sorted folded text, samples
+   * of one loop), and the shared part then costs no probe at all and its
+   * nodes are still in cache when their totals grow. */
+  uint32_t *last_frames, *last_nodes;
+  size_t last_len, last_cap;
 };
 
 #define ARENA_CHUNK (64u * 1024u)
@@ -184,6 +191,8 @@ LJP_API void ljp_tree_free(ljp_tree *t)
   free(t->ftab);
   free(t->nodes);
   free(t->ntab);
+  free(t->last_frames);
+  free(t->last_nodes);
   free(t);
 }
 
@@ -387,31 +396,48 @@ static int64_t add_wrap(int64_t a, int64_t b)
 }
 
 LJP_API uint32_t ljp_tree_add(ljp_tree *t, const uint32_t *frames, size_t n,
-                      int64_t weight)
+                              int64_t weight)
 {
   if (!t || (!frames && n))
     return UINT32_MAX;
-  /* Find or create the path first, then add weights walking back up: no
-   * buffer for the path is needed, and running out of memory midway leaves
-   * only zero-weight nodes behind. */
-  uint32_t node = 0;
-  for (size_t i = 0; i < n; i++) {
+  if (n > t->last_cap) {
+    size_t cap = t->last_cap ? t->last_cap : 64;
+    while (cap < n)
+      cap *= 2;
+    uint32_t *f = realloc(t->last_frames, cap * sizeof *f);
+    if (!f)
+      return UINT32_MAX;
+    t->last_frames = f;
+    uint32_t *p = realloc(t->last_nodes, cap * sizeof *p);
+    if (!p)
+      return UINT32_MAX;
+    t->last_nodes = p;
+    t->last_cap = cap;
+  }
+  /* Find or create the path first, then add weights: running out of
+   * memory midway leaves only zero-weight nodes behind. */
+  size_t k = 0;
+  while (k < n && k < t->last_len && t->last_frames[k] == frames[k])
+    k++;
+  uint32_t node = k ? t->last_nodes[k - 1] : 0;
+  for (size_t i = k; i < n; i++) {
     uint32_t f = frames[i];
-    if (f == 0 || f >= t->nframes)
+    if (f == 0 || f >= t->nframes ||
+        (node = node_child(t, node, f)) == UINT32_MAX) {
+      t->last_len = i;
       return UINT32_MAX;
-    node = node_child(t, node, f);
-    if (node == UINT32_MAX)
-      return UINT32_MAX;
+    }
+    t->last_frames[i] = f;
+    t->last_nodes[i] = node;
   }
-  uint32_t leaf = node;
-  t->nodes[leaf].self = add_wrap(t->nodes[leaf].self, weight);
-  for (;;) {
-    t->nodes[node].total = add_wrap(t->nodes[node].total, weight);
-    if (node == 0)
-      break;
-    node = t->nodes[node].parent;
+  t->last_len = n;
+  t->nodes[node].self = add_wrap(t->nodes[node].self, weight);
+  t->nodes[0].total = add_wrap(t->nodes[0].total, weight);
+  for (size_t i = 0; i < n; i++) {
+    tree_node *p = &t->nodes[t->last_nodes[i]];
+    p->total = add_wrap(p->total, weight);
   }
-  return leaf;
+  return node;
 }
 
 LJP_API uint32_t ljp_tree_find_child(const ljp_tree *t, uint32_t parent,

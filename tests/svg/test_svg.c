@@ -151,6 +151,26 @@ START_TEST(folded_byte_by_byte)
 }
 END_TEST
 
+START_TEST(folded_shared_prefixes)
+{
+  /* Lines sharing text prefixes that are, or are not, whole frames. */
+  ljp_tree *t = ljp_tree_new();
+  folded_reader fr;
+  folded_init(&fr, t, NULL, 0);
+  const char in[] = "a;b;c 1\na;b;d 2\na;b 4\na;bc 8\na;b;c;e 16\nab;c 32\n"
+                    "ab;c 64\nab 128\n 256\na;b;c 512\na;b;;c 1024\n";
+  ck_assert_int_eq(folded_feed(&fr, in, sizeof in - 1), 0);
+  ck_assert_int_eq(folded_finish(&fr), 0);
+  sink s;
+  ck_assert_str_eq(folded_of(t, &s), "a;b 4\na;b;;c 1024\na;b;c 513\n"
+                                     "a;b;c;e 16\na;b;d 2\na;bc 8\nab 128\n"
+                                     "ab;c 96\n");
+  ck_assert_int_eq(ljp_tree_node_total(t, 0), 2047);
+  folded_free(&fr);
+  ljp_tree_free(t);
+}
+END_TEST
+
 START_TEST(folded_reverse_and_binary)
 {
   ljp_tree *t = ljp_tree_new();
@@ -474,6 +494,7 @@ static Suite *svg_suite(void)
   tcase_add_test(tc, utf8_cut);
   tcase_add_test(tc, folded_parse);
   tcase_add_test(tc, folded_byte_by_byte);
+  tcase_add_test(tc, folded_shared_prefixes);
   tcase_add_test(tc, folded_reverse_and_binary);
   tcase_add_test(tc, layout_prune_and_cap);
   tcase_add_test(tc, document_names_escaped);
