@@ -3,6 +3,7 @@
  */
 #include "ljpdb.h"
 
+#include "cli.h"
 #include "import.h"
 #include "schema.h"
 
@@ -116,7 +117,7 @@ int cmd_import(int argc, char **argv) {
   int status = LJPDB_EXIT_OK, fatal = 0;
   for (int i = optind + 1; i < argc && !fatal; i++) {
     const char *path = argv[i];
-    const char *shown = strcmp(path, "-") == 0 ? "(standard input)" : path;
+    const char *shown = cli_input_name(path);
     int64_t id;
     prog.name = shown;
     prog.shown = 0;

@@ -7,10 +7,10 @@
  */
 #include "ljpdb.h"
 
+#include "cli.h"
 #include "ljp.h"
 #include "schema.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,32 +44,28 @@ static const char usage_text[] =
   "Exit status: 0 ok, 1 error (what could be imported was kept), 2 usage.\n";
 
 void ljpdb_error(const char *what, const char *fmt, ...) {
+  char msg[2048];
   va_list ap;
-  fflush(stdout);
-  fputs("ljpdb: ", stderr);
-  if (what) fprintf(stderr, "%s: ", what);
   va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
+  vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  fputc('\n', stderr);
+  if (what)
+    cli_error("%s: %s", what, msg);
+  else
+    cli_error("%s", msg);
 }
 
 int ljpdb_usage_error(const char *fmt, ...) {
+  char msg[1024];
   va_list ap;
-  fputs("ljpdb: ", stderr);
   va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
+  vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  fputs("\nTry 'ljpdb --help' for more information.\n", stderr);
-  return LJPDB_EXIT_USAGE;
+  return cli_usage_error("%s", msg);
 }
 
 int ljpdb_finish_output(int status) {
-  if (fflush(stdout) != 0 || ferror(stdout)) {
-    ljpdb_error("standard output", "write error: %s", strerror(errno));
-    return LJPDB_EXIT_ERROR;
-  }
-  return status;
+  return cli_finish_stdout() ? LJPDB_EXIT_ERROR : status;
 }
 
 sqlite3 *ljpdb_open_existing(const char *path) {
@@ -138,14 +134,16 @@ static const struct {
 };
 
 int main(int argc, char **argv) {
+  cli_init("ljpdb");
   if (argc < 2) return ljpdb_usage_error("missing command");
   if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
     fputs(usage_text, stdout);
     return ljpdb_finish_output(LJPDB_EXIT_OK);
   }
   if (strcmp(argv[1], "--version") == 0) {
-    printf("ljpdb %s (libljp %s, SQLite %s, schema %d)\n", LJP_VERSION_STRING,
-           ljp_version(), sqlite3_libversion(), LJPDB_SCHEMA_VERSION);
+    cli_print_version();
+    printf("SQLite %s, database schema %d\n", sqlite3_libversion(),
+           LJPDB_SCHEMA_VERSION);
     return ljpdb_finish_output(LJPDB_EXIT_OK);
   }
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
