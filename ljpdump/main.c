@@ -159,13 +159,14 @@ int main(int argc, char **argv) {
   if (d.json)
     summary_print_json(r, name, stdout);
   else if (d.summary)
-    summary_print_text(r, name, stdout);
+    summary_print_text(r, name, 1, stdout);
   else if (report) {
     int prc = 0;
     if (ljp_reader_kind(r) == LJP_KIND_MEMPROF)
       prc = memreport_print(d.mem, stdout);
     else if (ljp_reader_kind(r) == LJP_KIND_SYSPROF) {
-      summary_print_text(r, name, stdout);
+      /* The report has the VM-state table: the summary's header only. */
+      summary_print_text(r, name, 0, stdout);
       fputc('\n', stdout);
       prc = sysreport_print(d.sys, stdout);
     }

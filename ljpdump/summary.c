@@ -24,7 +24,8 @@ static double pct(uint64_t a, uint64_t b) {
   return b ? 100.0 * (double)a / (double)b : 0.0;
 }
 
-void summary_print_text(const ljp_reader *r, const char *name, FILE *out) {
+void summary_print_text(const ljp_reader *r, const char *name, int breakdown,
+                        FILE *out) {
   const ljp_counters *c = ljp_reader_counters(r);
   ljp_kind kind = ljp_reader_kind(r);
   fprintf(out, "file:       %s\n", name);
@@ -55,12 +56,16 @@ void summary_print_text(const ljp_reader *r, const char *name, FILE *out) {
     fprintf(out, "samples:    %" PRIu64 "\n", c->samples);
     fprintf(out, "max depth:  %" PRIu64 " Lua, %" PRIu64 " host\n",
             c->max_lua_depth, c->max_host_depth);
+    if (!breakdown)
+      return;
     fprintf(out, "\nVM state   samples       %%\n");
     for (int v = 0; v < LJP_VMST__MAX; v++)
       fprintf(out, "%-8s %9" PRIu64 " %6.2f%%\n", ljp_vmstate_name(v),
               c->vmstate[v], pct(c->vmstate[v], c->samples));
   } else if (kind == LJP_KIND_MEMPROF) {
     fprintf(out, "events:     %" PRIu64 "\n", c->mem_events);
+    if (!breakdown)
+      return;
     fprintf(out, "\nevent       count       %%\n");
     for (int k = LJP_MEM_ALLOC; k <= LJP_MEM_REALLOC; k++)
       fprintf(out, "%-8s %9" PRIu64 " %6.2f%%\n",

@@ -10,8 +10,9 @@
 #include <stdio.h>
 
 /* Prints what the reader counted: kind, versions, flavor, completeness,
- * symbols, and the vmstate or event/source breakdown. */
-void summary_print_text(const ljp_reader *r, const char *name, FILE *out);
+ * symbols, and (with breakdown) the vmstate or event/source breakdown. */
+void summary_print_text(const ljp_reader *r, const char *name, int breakdown,
+                        FILE *out);
 /* The same as one JSON object (keys documented in docs/ljpdump.1). */
 void summary_print_json(const ljp_reader *r, const char *name, FILE *out);
 /* One line per event in stream order, names resolved as of that event. */
