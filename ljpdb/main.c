@@ -26,7 +26,7 @@ static const char usage_text[] =
   "                          directory and extension)\n"
   "      --replace           re-import files already in DB (same content)\n"
   "      --progress, --no-progress   force the progress bar on or off\n"
-  "  query DB SQL          run SQL ('-': read it from standard input)\n"
+  "  query [FORMAT] DB SQL run SQL ('-': read it from standard input)\n"
   "  profiles DB           list the imported profiles\n"
   "  top DB                functions by samples   [--profile P] [--self|--total] [-n N]\n"
   "  vmstates DB           samples per VM state   [--profile P]\n"

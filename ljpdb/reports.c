@@ -14,7 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_PROFILE = 1, OPT_ORDER = 2, OPT_LIMIT = 4 };
+enum { OPT_PROFILE = 1, OPT_ORDER = 2, OPT_LIMIT = 4,
+       OPT_IN_ORDER = 8 /* options only before the first operand */ };
 
 typedef struct args {
   const char *profile;     /* --profile */
@@ -47,7 +48,10 @@ static int parse_args(const char *cmd, int argc, char **argv, unsigned allow,
   a->out.format = format;
   a->out.header = -1;
   opterr = 0;
-  while ((c = getopt_long(argc, argv, ":n:p:", longopts, NULL)) != -1) {
+  /* SQL text may begin with "--" (a comment): for query, everything after
+   * the database is an operand. */
+  const char *optstring = allow & OPT_IN_ORDER ? "+:n:p:" : ":n:p:";
+  while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
     switch (c) {
     case 'p':
       if (!(allow & OPT_PROFILE)) goto unknown;
@@ -184,7 +188,7 @@ static char *read_all_stdin(void) {
 
 int cmd_query(int argc, char **argv) {
   args a;
-  int rc = parse_args("query", argc, argv, 0, OUT_TSV, -1, &a);
+  int rc = parse_args("query", argc, argv, OPT_IN_ORDER, OUT_TSV, -1, &a);
   if (rc >= 0) return rc;
   if (a.npos != 2) return ljpdb_usage_error("query: needs DB and SQL");
   sqlite3 *db = ljpdb_open_existing(a.pos[0]);
