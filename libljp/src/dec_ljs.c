@@ -78,7 +78,13 @@ int dec_ljs_record(ljp_reader *r, cursor *c) {
     rc = dec_sym_lfunc(r, c, &d);
   else if (type == 1 && v == 3)
     rc = dec_sym_cfunc(r, c, &d);
-  else if ((type == 1 && v == 2) || (type == 2 && v == 3))
+  else if (type == 1 && v == 2 && !r->ljs_layout) {
+    r->need_off = off;
+    r->need_what = "ljs 2 symbol table (the cut leaves trace layout 2a and "
+                   "2b undecided)";
+    c->p = c->end;
+    return PARSE_NEED;
+  } else if ((type == 1 && v == 2) || (type == 2 && v == 3))
     rc = dec_sym_trace(r, c, &d, v == 2 && r->ljs_layout == 'a');
   else
     return reader_fail(r, LJP_E_MALFORMED, off,
@@ -146,8 +152,19 @@ int dec_ljs2_probe_layout(ljp_reader *r, cursor *c, int *layout) {
     r->need_what = "ljs 2 symbol table";
     return PARSE_NEED;
   }
-  /* Broken or cut either way: follow the reading that got further, so the
-   * error is reported where the bytes stop making sense. */
-  *layout = sa >= sb ? 'a' : 'b';
+  /* Cut short: a reading that ran into bytes no producer writes is wrong
+   * if the other just ran out of input.  If both ran out, the layout
+   * cannot be told: entries up to the first trace are still delivered,
+   * and the trace entry reports the truncation (layout 0).  Broken either
+   * way: follow the reading that got further, so the error is reported
+   * where the bytes stop making sense. */
+  if (a == CUR_NEED && b == CUR_NEED)
+    *layout = 0;
+  else if (a == CUR_NEED)
+    *layout = 'a';
+  else if (b == CUR_NEED)
+    *layout = 'b';
+  else
+    *layout = sa >= sb ? 'a' : 'b';
   return LJP_OK;
 }

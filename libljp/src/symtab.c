@@ -125,11 +125,10 @@ const ljp_symbol *symtab_define(symtab *s, const ljp_symbol *def, int *dup,
   }
   if (old) {
     *redefined = 1;
-    /* Identical repeats (C re-dumps, protos re-announced) are the same
-     * definition.  Traces are never merged: a trace number reused after
-     * jit.flush() is a different trace even when it starts at the same
-     * line, and its samples must not be counted as the old one's. */
-    if (def->kind != LJP_SYM_TRACE && old->line == def->line &&
+    /* An identical repeat (C re-dumps, a proto re-announced, the same
+     * loop recompiled under its old number after jit.flush()) names
+     * exactly what the current definition names: keep one. */
+    if (old->line == def->line && old->addr == def->addr &&
         old->name_len == def->name_len &&
         memcmp(old->name, def->name, def->name_len) == 0) {
       *dup = 1;
