@@ -113,6 +113,15 @@ CAP_HIDDEN void cap_backtracer_warmup(void);
 /* Publishes a machine-code range to the handler (stops unwinding there). */
 CAP_HIDDEN void cap_signal_note_mcode(uint64_t lo, uint64_t hi);
 CAP_HIDDEN void cap_signal_reset_mcode(void);
+/* Where the handler must not unwind (see cap_signal.c). */
+CAP_HIDDEN void cap_signal_set_unsafe(uint64_t glo, uint64_t ghi,
+                                      uint64_t clo, uint64_t chi,
+                                      const uint64_t *fn, size_t nfn);
+/* Builds those tables from the loaded objects (cap_symbols.c). */
+CAP_HIDDEN int cap_symbols_unsafe_setup(void);
+/* Publishes the executable ranges of the loaded objects to the handler. */
+CAP_HIDDEN void cap_signal_publish_text(const uint64_t *lo, const uint64_t *hi,
+                                        size_t n);
 CAP_HIDDEN uint64_t cap_now_ns(clockid_t clk);
 
 /* ---- the state ---------------------------------------------------------- */
@@ -141,7 +150,7 @@ typedef struct cap_state {
   struct sigaction lj_sa;         /* LuaJIT's handler, chained */
   struct sigaction orig_sa;       /* the host's disposition before start */
   uint32_t max_frames;
-  _Atomic uint64_t ticks, foreign, dropped, handler_ns;
+  _Atomic uint64_t ticks, foreign, dropped, handler_ns, unwind_faults;
   _Atomic uint32_t drops_pending; /* dropped ticks LuaJIT will still report */
   uint32_t drained_pending;       /* slots drain() took before LuaJIT did */
   timer_t timerid;

@@ -111,6 +111,24 @@ static int entered_vm(const uint64_t *h, uint32_t n)
   return 0;
 }
 
+/* A tick taken while no Lua ran: the full host stack never went through a
+ * Lua entry point.  A stack the unwinder cut short must not look like that,
+ * so it must also stay out of the VM's object (or, when the VM is linked into
+ * the executable, be long enough to have reached the entry points). */
+static int host_only(const uint64_t *h, uint32_t nh)
+{
+  uint32_t i;
+  if (cap_S.mode != LJP_CAPTURE_CALLGRAPH || cap_S.nentry == 0 || nh < 2 ||
+      cap_S.backtracer || entered_vm(h, nh))
+    return 0;
+  if (cap_S.lj_is_main)
+    return nh >= 4;
+  for (i = 0; i < nh; i++)
+    if (in_vm(h[i]))
+      return 0;
+  return 1;
+}
+
 static cap_trace *find_trace(const uint64_t *h, uint32_t n)
 {
   uint32_t i;
@@ -209,8 +227,7 @@ static void one_tick(const uint64_t *h, uint32_t nh, int state, int have_guest)
     }
     return;
   }
-  if (cap_S.mode == LJP_CAPTURE_CALLGRAPH && cap_S.nentry > 0 && nh >= 2 &&
-      !entered_vm(h, nh)) {
+  if (host_only(h, nh)) {
     vmstate = LJP_VMST_CFUNC;     /* host-only time: no Lua stack */
   } else {
     if (state == 0)

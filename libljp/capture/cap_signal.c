@@ -11,6 +11,7 @@
 #endif
 #include <errno.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -99,22 +100,109 @@ static int in_mcode(uint64_t ip)
   return 0;
 }
 
+/* ---- text ranges ------------------------------------------------------------ */
+
+/* Executable ranges of the loaded objects.  libgcc's x86_64 fallback reads
+ * the code bytes at every IP it cannot find CFI for (looking for a sigreturn
+ * trampoline), and the VM's hand-written CFI is not exact at every PC, so a
+ * bogus return address read off the stack would make libgcc fault.  The
+ * handler stops at the first IP outside these ranges.  Double-buffered: the
+ * VM thread fills the idle copy and flips; the handler runs on the VM thread
+ * and never sees a half-written copy. */
+#define CAP_MAX_TEXT 512
+static uint64_t text_lo[2][CAP_MAX_TEXT], text_hi[2][CAP_MAX_TEXT];
+static uint32_t ntext[2];
+static _Atomic int text_cur;
+
+void cap_signal_publish_text(const uint64_t *lo, const uint64_t *hi, size_t n)
+{
+  int next = !atomic_load_explicit(&text_cur, memory_order_relaxed);
+  size_t i;
+  if (n > CAP_MAX_TEXT)
+    n = CAP_MAX_TEXT;
+  for (i = 0; i < n; i++) {
+    text_lo[next][i] = lo[i];
+    text_hi[next][i] = hi[i];
+  }
+  ntext[next] = (uint32_t)n;
+  atomic_store_explicit(&text_cur, next, memory_order_release);
+}
+
+static int in_text(uint64_t ip)
+{
+  int cur = atomic_load_explicit(&text_cur, memory_order_acquire);
+  uint32_t i;
+  for (i = 0; i < ntext[cur]; i++)
+    if (ip >= text_lo[cur][i] && ip < text_hi[cur][i])
+      return 1;
+  return 0;
+}
+
 /* ---- default backtracer: libgcc's unwinder ------------------------------ */
 
 /* The slot being filled.  Only the VM thread's handler writes it, and one
  * handler runs at a time (SIGPROF is blocked during its own handler). */
 static uint64_t *bt_out;
 static uint32_t bt_cap, bt_n;
+static uintptr_t bt_cfa;        /* CFA of the previous frame */
+static uintptr_t bt_sp;         /* the handler's stack pointer */
+static uintptr_t bt_stack_hi;   /* highest plausible CFA */
+static uintptr_t vm_stack_lo, vm_stack_hi;  /* the VM thread's stack */
+
+/* Records the VM thread's stack bounds (called on the VM thread at start).
+ * When the handler runs elsewhere (a host fiber stack), CFAs are allowed
+ * 8 MiB above the handler's stack pointer. */
+static void note_vm_stack(void)
+{
+  pthread_attr_t a;
+  void *addr;
+  size_t size;
+  vm_stack_lo = vm_stack_hi = 0;
+  if (pthread_getattr_np(pthread_self(), &a) != 0)
+    return;
+  if (pthread_attr_getstack(&a, &addr, &size) == 0) {
+    vm_stack_lo = (uintptr_t)addr;
+    vm_stack_hi = (uintptr_t)addr + size;
+  }
+  pthread_attr_destroy(&a);
+}
+
+static void set_bounds(uintptr_t sp)
+{
+  bt_sp = sp;
+  bt_cfa = 0;
+  if (sp >= vm_stack_lo && sp < vm_stack_hi)
+    bt_stack_hi = vm_stack_hi;
+  else
+    bt_stack_hi = sp + ((uintptr_t)8 << 20);
+}
 
 static _Unwind_Reason_Code bt_step(struct _Unwind_Context *ctx, void *arg)
 {
   uintptr_t ip = _Unwind_GetIP(ctx);
   (void)arg;
-  if (ip == 0)
+  uintptr_t cfa = _Unwind_GetCFA(ctx);
+  if (ip == 0 || bt_n >= bt_cap)
     return _URC_END_OF_STACK;
-  if (bt_n >= bt_cap)
+  /* Plausibility: code we know, and a CFA that climbs the stack we are on.
+   * Stopping early loses frames; going on with garbage can fault. */
+  if (!in_text((uint64_t)ip) && !in_mcode((uint64_t)ip))
     return _URC_END_OF_STACK;
+  if (cfa + 65536 < bt_sp || cfa < bt_cfa || cfa > bt_stack_hi)
+    return _URC_END_OF_STACK;
+  bt_cfa = cfa;
   bt_out[bt_n++] = (uint64_t)ip;
+#if defined(__x86_64__)
+  /* libgcc looks up the caller's CFI (or reads its code bytes) before we
+   * see the caller, so check the caller's return address now: on x86-64 it
+   * sits right below the CFA.  The interpreter's CFI is not exact at every
+   * PC, and a wrong step reads garbage there. */
+  if (cfa >= 8 && cfa - 8 >= bt_sp - 65536) {
+    uint64_t ra = *(const uint64_t *)(cfa - 8);
+    if (!in_text(ra) && !in_mcode(ra))
+      return _URC_END_OF_STACK;
+  }
+#endif
   /* Machine code: record it (it names the trace) but never step out. */
   if (in_mcode((uint64_t)ip))
     return _URC_END_OF_STACK;
@@ -139,6 +227,8 @@ void cap_backtracer_warmup(void)
   bt_out = scratch;
   bt_cap = 8;
   bt_n = 0;
+  note_vm_stack();
+  set_bounds((uintptr_t)&scratch);
   if (cap_S.backtracer)
     cap_S.backtracer(bt_frame_writer);
   else
@@ -147,18 +237,125 @@ void cap_backtracer_warmup(void)
   bt_cap = 0;
 }
 
+/* ---- where unwinding would deadlock ------------------------------------ */
+
+/* libgcc's _Unwind_Find_FDE takes a mutex as soon as any object was
+ * registered with __register_frame, which LuaJIT does for JIT machine code.
+ * A tick that interrupts the VM thread inside that critical section (a Lua
+ * error being thrown, a C++ exception, the host's own backtrace()) must not
+ * unwind again on the same thread.  The critical section runs in libgcc_s
+ * and in libc's mutex functions, so the handler records only the PC when it
+ * interrupts libgcc_s, or libc outside its exported, sized functions other
+ * than the mutex ones.  The tables are built at start and read-only while
+ * the handler is armed. */
+static uint64_t gcc_lo, gcc_hi, libc_lo, libc_hi;
+static const uint64_t *libc_fn;   /* sorted pairs lo, hi of safe functions */
+static size_t nlibc_fn;
+
+void cap_signal_set_unsafe(uint64_t glo, uint64_t ghi, uint64_t clo,
+                           uint64_t chi, const uint64_t *fn, size_t nfn)
+{
+  gcc_lo = glo;
+  gcc_hi = ghi;
+  libc_lo = clo;
+  libc_hi = chi;
+  libc_fn = fn;
+  nlibc_fn = nfn;
+}
+
+static int unwind_unsafe(uint64_t pc)
+{
+  size_t lo = 0, hi = nlibc_fn;
+  if (pc >= gcc_lo && pc < gcc_hi)
+    return 1;
+  if (pc < libc_lo || pc >= libc_hi)
+    return 0;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (libc_fn[2 * mid] <= pc)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return !(lo > 0 && pc < libc_fn[2 * (lo - 1) + 1]);
+}
+
+/* ---- fault guard ----------------------------------------------------------- */
+
+/* Last line of defence: the checks above keep libgcc on plausible frames,
+ * but the interpreter's CFI is not exact at every PC, and a bad step can
+ * still read unmapped memory.  While the handler unwinds, SIGSEGV/SIGBUS
+ * raised on the VM thread jump back to the handler, which keeps the frames
+ * found so far.  Any other fault goes to the host's handler. */
+static sigjmp_buf bt_jmp;
+static volatile sig_atomic_t bt_guard;
+static struct sigaction old_segv, old_bus;
+static int guard_installed;
+
+static void on_fault(int sig, siginfo_t *si, void *uc)
+{
+  const struct sigaction *old = sig == SIGSEGV ? &old_segv : &old_bus;
+  if (bt_guard && (pid_t)syscall(SYS_gettid) == cap_S.vm_tid) {
+    bt_guard = 0;
+    siglongjmp(bt_jmp, 1);
+  }
+  if (old->sa_flags & SA_SIGINFO) {
+    old->sa_sigaction(sig, si, uc);
+  } else if (old->sa_handler == SIG_IGN) {
+    return;
+  } else if (old->sa_handler != SIG_DFL) {
+    old->sa_handler(sig);
+  } else {
+    /* Default action: restore it and let the fault happen again. */
+    sigaction(sig, old, NULL);
+  }
+}
+
+static void guard_install(void)
+{
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_fault;
+  /* NODEFER: after the jump the signal must not stay blocked. */
+  sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGSEGV, &sa, &old_segv);
+  sigaction(SIGBUS, &sa, &old_bus);
+  guard_installed = 1;
+}
+
+static void guard_remove(void)
+{
+  if (!guard_installed)
+    return;
+  sigaction(SIGSEGV, &old_segv, NULL);
+  sigaction(SIGBUS, &old_bus, NULL);
+  guard_installed = 0;
+}
+
 /* Unwinds into frames[0..cap) and drops everything inside the handler: the
  * stack then starts at the interrupted PC.  Returns the frame count. */
 static uint32_t capture_stack(uint64_t pc, uint64_t *frames, uint32_t cap)
 {
   uint32_t i, n;
+  if (unwind_unsafe(pc)) {
+    frames[0] = pc;
+    return pc ? 1 : 0;
+  }
   bt_out = frames;
   bt_cap = cap;
   bt_n = 0;
-  if (cap_S.backtracer)
-    cap_S.backtracer(bt_frame_writer);
-  else
-    _Unwind_Backtrace(bt_step, NULL);
+  set_bounds((uintptr_t)&i);
+  if (sigsetjmp(bt_jmp, 0) == 0) {
+    bt_guard = 1;
+    if (cap_S.backtracer)
+      cap_S.backtracer(bt_frame_writer);
+    else
+      _Unwind_Backtrace(bt_step, NULL);
+    bt_guard = 0;
+  } else {
+    atomic_fetch_add_explicit(&cap_S.unwind_faults, 1, memory_order_relaxed);
+  }
   n = bt_n;
   bt_out = NULL;
   for (i = 0; i < n && i < CAP_HANDLER_EXTRA; i++)
@@ -289,6 +486,8 @@ int cap_signal_arm(lua_State *L, int timer, uint64_t period_us)
   ours.sa_sigaction = cap_on_signal;
   ours.sa_flags = SA_SIGINFO | SA_RESTART;
   sigemptyset(&ours.sa_mask);
+  if (cap_S.mode == LJP_CAPTURE_CALLGRAPH)
+    guard_install();
   atomic_store_explicit(&cap_S.armed, 1, memory_order_release);
   sigaction(SIGPROF, &ours, NULL);
 
@@ -362,5 +561,6 @@ void cap_signal_disarm(lua_State *L)
   if (L)
     luaJIT_profile_stop(L);
   sigaction(SIGPROF, &cap_S.orig_sa, NULL);
+  guard_remove();
   pthread_sigmask(SIG_SETMASK, &old, NULL);
 }

@@ -189,6 +189,7 @@ int ljp_capture_start(lua_State *L, const struct ljp_capture_options *o)
   atomic_store(&cap_S.foreign, 0);
   atomic_store(&cap_S.dropped, 0);
   atomic_store(&cap_S.handler_ns, 0);
+  atomic_store(&cap_S.unwind_faults, 0);
   atomic_store(&cap_S.drops_pending, 0);
   cap_S.drained_pending = 0;
   cap_S.mode = o->mode;
@@ -220,7 +221,8 @@ int ljp_capture_start(lua_State *L, const struct ljp_capture_options *o)
   atomic_store(&cap_S.ring.head, 0);
   atomic_store(&cap_S.ring.tail, 0);
 
-  if (cap_symbols_init() != 0 || cap_ids_init(L) != 0)
+  if (cap_symbols_init() != 0 || cap_symbols_unsafe_setup() != 0 ||
+      cap_ids_init(L) != 0)
     return fail_start(o, LJP_CAPTURE_ERRMEM);
   find_entries();
   cap_traces_attach(L);
@@ -267,6 +269,7 @@ static void snapshot(struct ljp_capture_counters *c, uint64_t elapsed)
   c->foreign = atomic_load(&cap_S.foreign);
   c->dropped = atomic_load(&cap_S.dropped);
   c->handler_ns = atomic_load(&cap_S.handler_ns);
+  c->unwind_faults = atomic_load(&cap_S.unwind_faults);
   c->elapsed_ns = elapsed;
   c->rate_hz = elapsed ? (double)c->ticks * 1e9 / (double)elapsed : 0.0;
 }

@@ -22,6 +22,8 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <link.h>
+#include <pthread.h>
+#include <unwind.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +50,7 @@ typedef struct cap_elfsym {
 
 typedef struct cap_module {
   uint64_t base, lo, hi;
+  uint64_t xlo, xhi;  /* executable segments */
   char *path;         /* file to read */
   const char *short_name;
   int loaded;         /* file read (or failed) */
@@ -80,13 +83,19 @@ static int list_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
   list_ctx *c = arg;
   cap_module m;
-  uint64_t lo = UINT64_MAX, hi = 0;
+  uint64_t lo = UINT64_MAX, hi = 0, xlo = UINT64_MAX, xhi = 0;
   size_t i;
   (void)size;
   for (i = 0; i < info->dlpi_phnum; i++) {
     const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
     if (ph->p_type != PT_LOAD)
       continue;
+    if (ph->p_flags & PF_X) {
+      if (info->dlpi_addr + ph->p_vaddr < xlo)
+        xlo = info->dlpi_addr + ph->p_vaddr;
+      if (info->dlpi_addr + ph->p_vaddr + ph->p_memsz > xhi)
+        xhi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+    }
     if (info->dlpi_addr + ph->p_vaddr < lo)
       lo = info->dlpi_addr + ph->p_vaddr;
     if (info->dlpi_addr + ph->p_vaddr + ph->p_memsz > hi)
@@ -98,6 +107,8 @@ static int list_cb(struct dl_phdr_info *info, size_t size, void *arg)
   m.base = info->dlpi_addr;
   m.lo = lo;
   m.hi = hi;
+  m.xlo = xhi > xlo ? xlo : 0;
+  m.xhi = xhi > xlo ? xhi : 0;
   if (info->dlpi_name && info->dlpi_name[0]) {
     m.path = strdup(info->dlpi_name);
   } else {
@@ -168,6 +179,17 @@ static int list_modules(void)
   mods = c.v;
   nmods = c.n;
   dl_iterate_phdr(adds_cb, &adds_seen);
+  {
+    uint64_t lo[512], hi[512];
+    size_t n = 0;
+    for (i = 0; i < nmods && n < 512; i++)
+      if (mods[i].xhi > mods[i].xlo) {
+        lo[n] = mods[i].xlo;
+        hi[n] = mods[i].xhi;
+        n++;
+      }
+    cap_signal_publish_text(lo, hi, n);
+  }
   return 0;
 }
 
@@ -321,9 +343,53 @@ int cap_symbols_init(void)
   return list_modules();
 }
 
+static uint64_t *libc_fn;
+
+static int unsafe_name(const char *n)
+{
+  return strstr(n, "mutex") != NULL || strncmp(n, "__lll_", 6) == 0 ||
+         strstr(n, "rwlock") != NULL || strstr(n, "find_object") != NULL;
+}
+
+int cap_symbols_unsafe_setup(void)
+{
+  cap_module *g, *c;
+  size_t i, n = 0;
+  uint64_t glo = 0, ghi = 0, clo = 0, chi = 0;
+  cap_signal_set_unsafe(0, 0, 0, 0, NULL, 0);
+  free(libc_fn);
+  libc_fn = NULL;
+  g = find_module((uint64_t)(uintptr_t)&_Unwind_Backtrace);
+  if (g) {
+    glo = g->xlo;
+    ghi = g->xhi;
+  }
+  c = find_module((uint64_t)(uintptr_t)&pthread_mutex_lock);
+  if (c && c != g && c != &mods[0]) {
+    if (!c->loaded)
+      module_load(c);
+    libc_fn = malloc((c->nsyms + 1) * 2 * sizeof *libc_fn);
+    if (!libc_fn)
+      return -1;
+    for (i = 0; i < c->nsyms; i++)
+      if (c->syms[i].size && !unsafe_name(c->pool + c->syms[i].name)) {
+        libc_fn[2 * n] = c->syms[i].addr;
+        libc_fn[2 * n + 1] = c->syms[i].addr + c->syms[i].size;
+        n++;
+      }
+    clo = c->xlo;
+    chi = c->xhi;
+  }
+  cap_signal_set_unsafe(glo, ghi, clo, chi, libc_fn, n);
+  return 0;
+}
+
 void cap_symbols_free(void)
 {
   size_t i;
+  cap_signal_set_unsafe(0, 0, 0, 0, NULL, 0);
+  free(libc_fn);
+  libc_fn = NULL;
   for (i = 0; i < nmods; i++)
     module_free(&mods[i]);
   free(mods);

@@ -33,6 +33,11 @@
  * Tarantool's, the writer need not be async-signal-safe; it must not call
  * into the profiled lua_State.  A custom backtracer (set_backtracer) does run
  * in the signal handler and must be async-signal-safe itself.
+ * The default unwinder (libgcc) only visits return addresses inside loaded
+ * objects' code and CFAs on the current stack; while it runs in CALLGRAPH
+ * mode a SIGSEGV/SIGBUS handler is installed that turns a fault of the
+ * unwinder into a shorter stack (counted in unwind_faults) and passes every
+ * other fault to the host's previous handler.
  *
  * Limits: one profiled VM per process; shares SIGPROF and LuaJIT's single
  * profiler state with jit.profile / jit.p (starting takes it over); stop
@@ -145,6 +150,8 @@ struct ljp_capture_counters {
   double rate_hz;        /* ticks / elapsed: the rate actually achieved */
   uint64_t handler_ns;   /* total time spent in our signal handler */
   uint64_t safepoint_ns; /* total time spent pairing + encoding samples */
+  uint64_t unwind_faults;/* unwinds cut short by a fault the handler caught
+                            (the frames found before it are kept) */
 };
 
 /* Starts profiling L's VM.  ERRUSE: mode > 2, interval == 0, bad timer, or

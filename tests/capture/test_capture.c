@@ -1,0 +1,809 @@
+/*
+ * test_capture.c — the capture core (libljpcap) driven from a C host that
+ * embeds LuaJIT, its output decoded with libljp's reader.
+ *
+ * Each test runs in its own forked process (check's default), so the
+ * process-wide profiler state starts clean every time.
+ */
+#include <check.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <luajit.h>
+#include <lualib.h>
+
+#include "capdecode.h"
+#include "ljp_capture.h"
+
+/* ---- host helpers ------------------------------------------------------- */
+
+typedef struct membuf {
+  uint8_t *p;
+  size_t len, cap;
+  int calls;
+  int fail_after;      /* >= 0: the (fail_after+1)-th call fails */
+} membuf;
+
+static membuf out;
+static int on_stop_calls;
+static uint8_t hostbuf[16384];
+
+static size_t mem_writer(const void **data, size_t len, void *ctx)
+{
+  membuf *m = ctx;
+  if (m->fail_after >= 0 && m->calls >= m->fail_after) {
+    m->calls++;
+    errno = ENOSPC;
+    return 0;
+  }
+  m->calls++;
+  if (m->len + len > m->cap) {
+    size_t nc = (m->len + len) * 2;
+    uint8_t *np = realloc(m->p, nc);
+    ck_assert_ptr_nonnull(np);
+    m->p = np;
+    m->cap = nc;
+  }
+  memcpy(m->p + m->len, *data, len);
+  m->len += len;
+  return len;
+}
+
+static int mem_on_stop(void *ctx, uint8_t *buf)
+{
+  (void)ctx;
+  ck_assert(buf == hostbuf || buf == NULL);
+  on_stop_calls++;
+  return 0;
+}
+
+static void reset_out(void)
+{
+  free(out.p);
+  memset(&out, 0, sizeof out);
+  out.fail_after = -1;
+  on_stop_calls = 0;
+  ck_assert_int_eq(ljp_capture_set_writer(mem_writer), LJP_CAPTURE_SUCCESS);
+  ck_assert_int_eq(ljp_capture_set_on_stop(mem_on_stop), LJP_CAPTURE_SUCCESS);
+  ck_assert_int_eq(ljp_capture_set_backtracer(NULL), LJP_CAPTURE_SUCCESS);
+}
+
+static struct ljp_capture_options opts(int mode, int timer)
+{
+  struct ljp_capture_options o;
+  memset(&o, 0, sizeof o);
+  o.mode = (uint8_t)mode;
+  o.interval = 1;
+  o.buf = hostbuf;
+  o.len = sizeof hostbuf;
+  o.ctx = &out;
+  o.timer = timer;
+  return o;
+}
+
+static __attribute__((noinline)) void c_spin(double seconds)
+{
+  struct timespec a, b;
+  volatile unsigned x = 0;
+  clock_gettime(CLOCK_MONOTONIC, &a);
+  do {
+    for (int i = 0; i < 1000; i++)
+      x += (unsigned)i;
+    clock_gettime(CLOCK_MONOTONIC, &b);
+  } while ((double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9 <
+           seconds);
+}
+
+/* sandwich(f): C work, then calls back into Lua. */
+static int c_sandwich(lua_State *L)
+{
+  c_spin(0.002);
+  lua_pushvalue(L, 1);
+  lua_call(L, 0, 0);
+  return 0;
+}
+
+static __attribute__((noinline)) void host_spin(double seconds)
+{
+  c_spin(seconds);
+}
+
+static lua_State *new_state(void)
+{
+  lua_State *L = luaL_newstate();
+  ck_assert_ptr_nonnull(L);
+  luaL_openlibs(L);
+  lua_register(L, "sandwich", c_sandwich);
+  return L;
+}
+
+static void run(lua_State *L, const char *code, const char *name)
+{
+  if (luaL_loadbuffer(L, code, strlen(code), name) != 0 ||
+      lua_pcall(L, 0, 0, 0) != 0)
+    ck_abort_msg("lua error: %s", lua_tostring(L, -1));
+}
+
+static void decode_out(cap_decoded *d)
+{
+  const char *dump = getenv("LJP_CAPTURE_DUMP");
+  cap_decode_memory(out.p, out.len, d);
+  if (dump) {   /* debugging aid: keep the last stream of the test */
+    FILE *f = fopen(dump, "wb");
+    if (f) {
+      fwrite(out.p, 1, out.len, f);
+      fclose(f);
+    }
+  }
+}
+
+/* Report and stream agree, and every tick is accounted for. */
+static void check_consistent(const cap_decoded *d,
+                             const struct ljp_capture_counters *c)
+{
+  const uint64_t *b = &c->vmst_interp;
+  uint64_t sum = 0;
+  int i;
+  ck_assert_int_eq(d->status, LJP_END);
+  ck_assert_int_eq(d->complete, 1);
+  ck_assert_uint_eq(d->ljs_version, 3);
+  ck_assert_uint_eq(d->ljp_version, 2);
+  ck_assert_int_eq(d->flavor, ljp_capture_flavor());
+  ck_assert_uint_eq(d->undefined_refs, 0);
+  ck_assert_uint_eq(d->samples, c->samples);
+  for (i = 0; i < LJP_VMST__MAX; i++) {
+    ck_assert_uint_eq(d->vmstate[i], b[i]);
+    sum += b[i];
+  }
+  ck_assert_uint_eq(sum, c->samples);
+  ck_assert_uint_eq(c->unpaired, 0);
+  ck_assert_uint_eq(c->ticks, c->samples + c->dropped);
+}
+
+static const char fib_lua[] =
+  "local function fib(n) if n < 2 then return n end return fib(n-1) + fib(n-2) end\n"
+  "local t0 = os.clock()\n"
+  "while os.clock() - t0 < 0.4 do fib(22) end\n";
+
+/* ---- tests --------------------------------------------------------------- */
+
+START_TEST(flavor_matches_headers)
+{
+#ifdef OPENRESTY_LUAJIT
+  ck_assert_int_eq(ljp_capture_flavor(), LJP_FLAVOR_OPENRESTY);
+#else
+  ck_assert_int_eq(ljp_capture_flavor(), LJP_FLAVOR_LUAJIT);
+#endif
+}
+END_TEST
+
+START_TEST(round_trip_counts_equal_report)
+{
+  lua_State *L = new_state();
+  struct ljp_capture_options o = opts(LJP_CAPTURE_CALLGRAPH,
+                                      LJP_CAPTURE_TIMER_WALL);
+  struct ljp_capture_counters c;
+  cap_decoded d;
+  reset_out();
+  ck_assert_int_eq(ljp_capture_start(L, &o), LJP_CAPTURE_SUCCESS);
+  run(L, fib_lua, "@fib.lua");
+  ck_assert_int_eq(ljp_capture_stop(L), LJP_CAPTURE_SUCCESS);
+  ck_assert_int_eq(on_stop_calls, 1);
+  ck_assert_int_eq(ljp_capture_report(&c), LJP_CAPTURE_SUCCESS);
+  ck_assert_uint_gt(c.samples, 100);
+  ck_assert(c.rate_hz > 200.0);
+  decode_out(&d);
+  check_consistent(&d, &c);
+  cap_decoded_free(&d);
+  lua_close(L);
+}
+END_TEST
+
+START_TEST(lua_frames_named_with_first_line)
+{
+  lua_State *L = new_state();
+  struct ljp_capture_options o = opts(LJP_CAPTURE_CALLGRAPH,
+                                      LJP_CAPTURE_TIMER_WALL);
+  struct ljp_capture_counters c;
+  cap_decoded d;
+  reset_out();
+  run(L, "jit.off()", "=off");
+  ck_assert_int_eq(ljp_capture_start(L, &o), LJP_CAPTURE_SUCCESS);
+  run(L, fib_lua, "@fib.lua");
+  ck_assert_int_eq(ljp_capture_stop(L), LJP_CAPTURE_SUCCESS);
+  ljp_capture_report(&c);
+  decode_out(&d);
+  check_consistent(&d, &c);
+  /* JIT off: nearly everything is fib, whose innermost frame is fib's
+   * first line 1, called from the main chunk (line 0). */
+  ck_assert_uint_ge(cap_count1(&d, "LFUNC|@fib.lua:1;") * 100, d.samples * 90);
+  ck_assert_uint_ge(cap_count1(&d, ";@fib.lua:0|") * 100, d.samples * 90);
+  ck_assert_uint_eq(d.vmstate[LJP_VMST_TRACE], 0);
+  cap_decoded_free(&d);
+  lua_close(L);
+}
+END_TEST
+
+START_TEST(host_stacks_reach_lua_pcall_and_main)
+{
+  lua_State *L = new_state();
+  struct ljp_capture_options o = opts(LJP_CAPTURE_CALLGRAPH,
+                                      LJP_CAPTURE_TIMER_WALL);
+  struct ljp_capture_counters c;
+  cap_decoded d;
+  reset_out();
+  run(L, "jit.off()", "=off");
+  ck_assert_int_eq(ljp_capture_start(L, &o), LJP_CAPTURE_SUCCESS);
+  run(L, fib_lua, "@fib.lua");
+  ck_assert_int_eq(ljp_capture_stop(L), LJP_CAPTURE_SUCCESS);
+  ljp_capture_report(&c);
+  decode_out(&d);
+  check_consistent(&d, &c);
+  ck_assert_uint_ge(cap_count2(&d, ";lua_pcall;", ";main;") * 100,
+                    d.samples * 90);
+  ck_assert_uint_ge(cap_count1(&d, ";run;") * 100, d.samples * 90);
+  cap_decoded_free(&d);
+  lua_close(L);
+}
+END_TEST
+
+START_TEST(sandwich_lua_c_lua)
+{
+  lua_State *L = new_state();
+  struct ljp_capture_options o = opts(LJP_CAPTURE_CALLGRAPH,
+                                      LJP_CAPTURE_TIMER_WALL);
+  struct ljp_capture_counters c;
+  cap_decoded d;
+  reset_out();
+  ck_assert_int_eq(ljp_capture_start(L, &o), LJP_CAPTURE_SUCCESS);
+  run(L,
+      "local function inner() local x = 0 for i = 1, 2000 do x = x + i end return x end\n"
+      "local function outer() sandwich(inner) end\n"
+      "for i = 1, 150 do outer() end\n",
+      "@sw.lua");
+  ck_assert_int_eq(ljp_capture_stop(L), LJP_CAPTURE_SUCCESS);
+  ljp_capture_report(&c);
+  decode_out(&d);
+  check_consistent(&d, &c);
+  /* Ticks in the C busy loop: CFUNC, the C function on the Lua stack under
+   * its Lua caller, and c_spin / c_sandwich / lua_pcall on the host stack. */
+  {
+    const char *const v[] = {"CFUNC|c_sandwich;@sw.lua:2;@sw.lua:0|",
+                             "c_spin;c_sandwich;", ";lua_pcall;", NULL};
+    ck_assert_uint_ge(cap_count_lines(&d, v) * 100, c.vmst_cfunc * 50);
+    ck_assert_uint_gt(cap_count_lines(&d, v), 50);
+  }
+  /* No 'C' sample keeps the Lua callee of a tick that landed in C. */
+  ck_assert_uint_eq(cap_count2(&d, "CFUNC|@sw.lua:1;c_sandwich", "c_spin"), 0);
+  cap_decoded_free(&d);
+  lua_close(L);
+}
+END_TEST
+
+START_TEST(table_sort_is_a_fast_function)
+{
+  lua_State *L = new_state();
+  struct ljp_capture_options o = opts(LJP_CAPTURE_CALLGRAPH,
+                                      LJP_CAPTURE_TIMER_WALL);
+  struct ljp_capture_counters c;
+  cap_decoded d;
+  reset_out();
+  run(L, "jit.off()", "=off");
+  ck_assert_int_eq(ljp_capture_start(L, &o), LJP_CAPTURE_SUCCESS);
+  run(L,
+      "local t0 = os.clock()\n"
+      "while os.clock() - t0 < 0.3 do\n"
+      "  local t = {} for i = 1, 20000 do t[i] = (i * 7919) % 10007 end\n"
+      "  table.sort(t, function(a, b) return a > b end)\n"
+      "end\n",
+      "@sort.lua");
+  ck_assert_int_eq(ljp_capture_stop(L), LJP_CAPTURE_SUCCESS);
+  ljp_capture_report(&c);
+  decode_out(&d);
+  check_consistent(&d, &c);
+  /* The comparator (line 4) runs under table.sort, named by its ffid in
+   * the producing flavor. */
+  ck_assert_uint_gt(cap_count1(&d, "|@sort.lua:4;table.sort;@sort.lua:0|"), 10);
+  ck_assert_uint_eq(cap_count1(&d, "ffunc#"), 0);
+  cap_decoded_free(&d);
+  lua_close(L);
+}
+END_TEST
+
+START_TEST(trace_samples_name_the_loop)
+{
+  lua_State *L = new_state();
+  struct ljp_capture_options o = opts(LJP_CAPTURE_CALLGRAPH,
+                                      LJP_CAPTURE_TIMER_WALL);
+  struct ljp_capture_counters c;
+  cap_decoded d;
+  reset_out();
+  ck_assert_int_eq(ljp_capture_start(L, &o), LJP_CAPTURE_SUCCESS);
+  run(L,
+      "local function hot(n)\n"
+      "  local s = 0\n"
+      "  for i = 1, n do\n"
+      "    s = s + i % 7\n"
+      "  end\n"
+      "  return s\n"
+      "end\n"
+      "local t0 = os.clock()\n"
+      "while os.clock() - t0 < 0.4 do hot(1e6) end\n",
+      "@hot.lua");
+  ck_assert_int_eq(ljp_capture_stop(L), LJP_CAPTURE_SUCCESS);
+  ljp_capture_report(&c);
+  decode_out(&d);
+  check_consistent(&d, &c);
+  ck_assert_uint_gt(c.vmst_trace, 100);
+  ck_assert_uint_ge(d.sym_trace, 1);
+  /* The hot loop's trace starts at line 3 (what jit.v reports). */
+  ck_assert_uint_ge(cap_count1(&d, "TRACE|TRACE [") * 100, c.samples * 50);
+  ck_assert_uint_ge(cap_count1(&d, "@hot.lua:3") * 100, c.vmst_trace * 90);
+  cap_decoded_free(&d);
+  lua_close(L);
+}
+END_TEST
+
+START_TEST(coroutine_samples_show_the_coroutine)
+{
+  lua_State *L = new_state();
+  struct ljp_capture_options o = opts(LJP_CAPTURE_CALLGRAPH,
+                                      LJP_CAPTURE_TIMER_WALL);
+  struct ljp_capture_counters c;
+  cap_decoded d;
+  reset_out();
+  run(L, "jit.off()", "=off");
+  ck_assert_int_eq(ljp_capture_start(L, &o), LJP_CAPTURE_SUCCESS);
+  run(L,
+      "local function work() local x = 0 for i = 1, 1e5 do x = x + i end return x end\n"
+      "local co = coroutine.create(function() while true do work() coroutine.yield() end end)\n"
+      "local t0 = os.clock()\n"
+      "while os.clock() - t0 < 0.3 do coroutine.resume(co) end\n",
+      "@co.lua");
+  ck_assert_int_eq(ljp_capture_stop(L), LJP_CAPTURE_SUCCESS);
+  ljp_capture_report(&c);
+  decode_out(&d);
+  check_consistent(&d, &c);
+  /* Inside the coroutine only its own frames show: work under the
+   * coroutine body, nothing of the main chunk. */
+  ck_assert_uint_ge(cap_count1(&d, "LFUNC|@co.lua:1;@co.lua:2|") * 100,
+                    d.samples * 80);
+  cap_decoded_free(&d);
+  lua_close(L);
+}
+END_TEST
+
+START_TEST(default_mode_writes_nothing)
+{
+  lua_State *L = new_state();
+  struct ljp_capture_options o = opts(LJP_CAPTURE_DEFAULT,
+                                      LJP_CAPTURE_TIMER_WALL);
+  struct ljp_capture_counters c;
+  reset_out();
+  o.buf = NULL;
+  o.len = 0;
+  ck_assert_int_eq(ljp_capture_start(L, &o), LJP_CAPTURE_SUCCESS);
+  run(L, fib_lua, "@fib.lua");
+  ck_assert_int_eq(ljp_capture_stop(L), LJP_CAPTURE_SUCCESS);
+  ljp_capture_report(&c);
+  ck_assert_int_eq(out.calls, 0);
+  ck_assert_uint_eq(out.len, 0);
+  ck_assert_uint_gt(c.samples, 100);
+  ck_assert_uint_eq(c.vmst_interp + c.vmst_lfunc + c.vmst_ffunc + c.vmst_cfunc +
+                    c.vmst_gc + c.vmst_exit + c.vmst_record + c.vmst_opt +
+                    c.vmst_asm + c.vmst_trace, c.samples);
+  ck_assert_int_eq(on_stop_calls, 1);
+  lua_close(L);
+}
+END_TEST
+
+START_TEST(leaf_mode_keeps_top_frames)
+{
+  lua_State *L = new_state();
+  struct ljp_capture_options o = opts(LJP_CAPTURE_LEAF, LJP_CAPTURE_TIMER_WALL);
+  struct ljp_capture_counters c;
+  cap_decoded d;
+  reset_out();
+  run(L, "jit.off()", "=off");
+  ck_assert_int_eq(ljp_capture_start(L, &o), LJP_CAPTURE_SUCCESS);
+  run(L, fib_lua, "@fib.lua");
+  ck_assert_int_eq(ljp_capture_stop(L), LJP_CAPTURE_SUCCESS);
+  ljp_capture_report(&c);
+  decode_out(&d);
+  check_consistent(&d, &c);
+  ck_assert_uint_eq(cap_count1(&d, ";"), 0);   /* one frame per stack */
+  ck_assert_uint_ge(cap_count1(&d, "LFUNC|@fib.lua:1|") * 100, d.samples * 90);
+  cap_decoded_free(&d);
+  lua_close(L);
+}
+END_TEST
+
+START_TEST(lifecycle_and_error_codes)
+{
+  lua_State *L = new_state();
+  struct ljp_capture_options o = opts(LJP_CAPTURE_CALLGRAPH,
+                                      LJP_CAPTURE_TIMER_ITIMER);
+  struct ljp_capture_counters c;
+  reset_out();
+  ck_assert_int_eq(ljp_capture_stop(L), LJP_CAPTURE_ERRRUN);
+  ck_assert_int_eq(ljp_capture_drain(L), LJP_CAPTURE_ERRRUN);
+  ck_assert_int_eq(ljp_capture_report(NULL), LJP_CAPTURE_ERRUSE);
+  ck_assert_int_eq(ljp_capture_set_writer(NULL), LJP_CAPTURE_ERRUSE);
+  ck_assert_int_eq(ljp_capture_set_on_stop(NULL), LJP_CAPTURE_ERRUSE);
+  o.mode = 3;
+  ck_assert_int_eq(ljp_capture_start(L, &o), LJP_CAPTURE_ERRUSE);
+  o = opts(LJP_CAPTURE_CALLGRAPH, LJP_CAPTURE_TIMER_ITIMER);
+  o.interval = 0;
+  ck_assert_int_eq(ljp_capture_start(L, &o), LJP_CAPTURE_ERRUSE);
+  o = opts(LJP_CAPTURE_CALLGRAPH, LJP_CAPTURE_TIMER_ITIMER);
+  o.buf = NULL;
+  ck_assert_int_eq(ljp_capture_start(L, &o), LJP_CAPTURE_ERRUSE);
+  o = opts(LJP_CAPTURE_CALLGRAPH, 7);
+  ck_assert_int_eq(ljp_capture_start(L, &o), LJP_CAPTURE_ERRUSE);
+  /* Tarantool calls on_stop on every failed start, to free the buffer. */
+  ck_assert_int_eq(on_stop_calls, 4);
+  ck_assert_int_eq(out.calls, 0);
+
+  on_stop_calls = 0;
+  o = opts(LJP_CAPTURE_CALLGRAPH, LJP_CAPTURE_TIMER_ITIMER);
+  ck_assert_int_eq(ljp_capture_start(L, &o), LJP_CAPTURE_SUCCESS);
+  ck_assert_int_eq(ljp_capture_start(L, &o), LJP_CAPTURE_ERRRUN);
+  ck_assert_int_eq(on_stop_calls, 1);     /* the refused start's */
+  ck_assert_int_eq(ljp_capture_set_writer(mem_writer), LJP_CAPTURE_ERRUSE);
+  ck_assert_int_eq(ljp_capture_set_backtracer(NULL), LJP_CAPTURE_ERRUSE);
+  ck_assert_int_eq(ljp_capture_report(&c), LJP_CAPTURE_SUCCESS);
+  run(L, fib_lua, "@fib.lua");
+  ck_assert_int_eq(ljp_capture_stop(L), LJP_CAPTURE_SUCCESS);
+  ck_assert_int_eq(on_stop_calls, 2);
+  ck_assert_int_eq(ljp_capture_stop(L), LJP_CAPTURE_ERRRUN);
+  ck_assert_int_eq(on_stop_calls, 2);
+  lua_close(L);
+}
+END_TEST
+
+START_TEST(other_vm_is_refused)
+{
+  lua_State *L = new_state(), *L2 = new_state();
+  struct ljp_capture_options o = opts(LJP_CAPTURE_CALLGRAPH,
+                                      LJP_CAPTURE_TIMER_ITIMER);
+  reset_out();
+  ck_assert_int_eq(ljp_capture_start(L, &o), LJP_CAPTURE_SUCCESS);
+  ck_assert_int_eq(ljp_capture_stop(L2), LJP_CAPTURE_ERRUSE);
+  ck_assert_int_eq(ljp_capture_start(L2, &o), LJP_CAPTURE_ERRRUN);
+  ck_assert_int_eq(ljp_capture_stop(L), LJP_CAPTURE_SUCCESS);
+  /* LuaJIT's profiler held by another VM (jit.profile in L2). */
+  run(L2, "require('jit.profile').start('i10', function() end)", "=p");
+  ck_assert_int_eq(ljp_capture_start(L, &o), LJP_CAPTURE_ERRRUN);
+  run(L2, "require('jit.profile').stop()", "=p");
+  ck_assert_int_eq(ljp_capture_start(L, &o), LJP_CAPTURE_SUCCESS);
+  ck_assert_int_eq(ljp_capture_stop(L), LJP_CAPTURE_SUCCESS);
+  lua_close(L2);
+  lua_close(L);
+}
+END_TEST
+
+static void noop_handler(int sig)
+{
+  (void)sig;
+}
+
+START_TEST(sigprof_disposition_restored)
+{
+  lua_State *L = new_state();
+  struct ljp_capture_options o = opts(LJP_CAPTURE_CALLGRAPH,
+                                      LJP_CAPTURE_TIMER_WALL);
+  struct sigaction sa, now;
+  struct itimerval it;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = noop_handler;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGPROF, &sa, NULL);
+  reset_out();
+  ck_assert_int_eq(ljp_capture_start(L, &o), LJP_CAPTURE_SUCCESS);
+  sigaction(SIGPROF, NULL, &now);
+  ck_assert(now.sa_handler != noop_handler);
+  run(L, "local x = 0 for i = 1, 1e6 do x = x + i end", "=x");
+  ck_assert_int_eq(ljp_capture_stop(L), LJP_CAPTURE_SUCCESS);
+  sigaction(SIGPROF, NULL, &now);
+  ck_assert(now.sa_handler == noop_handler);
+  getitimer(ITIMER_PROF, &it);
+  ck_assert_int_eq(it.it_value.tv_sec + it.it_value.tv_usec, 0);
+  lua_close(L);
+}
+END_TEST
+
+START_TEST(writer_failure_keeps_earlier_samples)
+{
+  lua_State *L = new_state();
+  struct ljp_capture_options o = opts(LJP_CAPTURE_CALLGRAPH,
+                                      LJP_CAPTURE_TIMER_WALL);
+  cap_decoded d;
+  reset_out();
+  o.len = 1024;              /* flush often */
+  out.fail_after = 3;
+  run(L, "jit.off()", "=off");   /* big interpreter samples */
+  ck_assert_int_eq(ljp_capture_start(L, &o), LJP_CAPTURE_SUCCESS);
+  run(L, fib_lua, "@fib.lua");
+  errno = 0;
+  ck_assert_int_eq(ljp_capture_stop(L), LJP_CAPTURE_ERRIO);
+  ck_assert_int_eq(errno, ENOSPC);
+  ck_assert_int_eq(on_stop_calls, 1);
+  ck_assert_int_eq(out.calls, 4);      /* no call after the failure */
+  decode_out(&d);
+  ck_assert_int_eq(d.status, LJP_E_TRUNCATED);
+  ck_assert_uint_gt(d.samples, 0);
+  ck_assert_uint_eq(d.undefined_refs, 0);
+  cap_decoded_free(&d);
+
+  /* A writer failing on the header fails the start. */
+  reset_out();
+  out.fail_after = 0;
+  ck_assert_int_eq(ljp_capture_start(L, &o), LJP_CAPTURE_ERRIO);
+  ck_assert_int_eq(errno, ENOSPC);
+  ck_assert_int_eq(on_stop_calls, 1);
+  ck_assert_int_eq(ljp_capture_stop(L), LJP_CAPTURE_ERRRUN);
+  lua_close(L);
+}
+END_TEST
+
+START_TEST(lua_close_while_running_completes_stream)
+{
+  lua_State *L = new_state();
+  struct ljp_capture_options o = opts(LJP_CAPTURE_CALLGRAPH,
+                                      LJP_CAPTURE_TIMER_WALL);
+  struct ljp_capture_counters c;
+  cap_decoded d;
+  reset_out();
+  ck_assert_int_eq(ljp_capture_start(L, &o), LJP_CAPTURE_SUCCESS);
+  run(L, fib_lua, "@fib.lua");
+  lua_close(L);
+  ck_assert_int_eq(on_stop_calls, 1);
+  ck_assert_int_eq(ljp_capture_stop(NULL), LJP_CAPTURE_ERRRUN);
+  ljp_capture_report(&c);
+  decode_out(&d);
+  check_consistent(&d, &c);
+  cap_decoded_free(&d);
+  /* Our wall timer is gone: no stray SIGPROF kills the process. */
+  c_spin(0.05);
+}
+END_TEST
+
+START_TEST(hundred_start_stop_cycles)
+{
+  lua_State *L = new_state();
+  int i;
+  for (i = 0; i < 100; i++) {
+    struct ljp_capture_options o = opts(i % 3, i % 2 ? LJP_CAPTURE_TIMER_WALL
+                                                     : LJP_CAPTURE_TIMER_THREAD);
+    struct ljp_capture_counters c;
+    cap_decoded d;
+    reset_out();
+    ck_assert_int_eq(ljp_capture_start(L, &o), LJP_CAPTURE_SUCCESS);
+    run(L, "local x = 0 for i = 1, 3e5 do x = x + i % 3 end", "=cycle");
+    ck_assert_int_eq(ljp_capture_stop(L), LJP_CAPTURE_SUCCESS);
+    ck_assert_int_eq(on_stop_calls, 1);
+    ljp_capture_report(&c);
+    if (i % 3 != 0) {
+      decode_out(&d);
+      check_consistent(&d, &c);
+      cap_decoded_free(&d);
+    }
+  }
+  free(out.p);
+  out.p = NULL;
+  lua_close(L);
+}
+END_TEST
+
+static atomic_int burn_stop;
+
+static void *burner(void *arg)
+{
+  volatile unsigned x = 0;
+  (void)arg;
+  while (!atomic_load(&burn_stop))
+    x++;
+  return NULL;
+}
+
+static void multithreaded(int timer, uint64_t *foreign)
+{
+  lua_State *L = new_state();
+  struct ljp_capture_options o = opts(LJP_CAPTURE_CALLGRAPH, timer);
+  struct ljp_capture_counters c;
+  cap_decoded d;
+  pthread_t th;
+  reset_out();
+  atomic_store(&burn_stop, 0);
+  ck_assert_int_eq(pthread_create(&th, NULL, burner, NULL), 0);
+  ck_assert_int_eq(ljp_capture_start(L, &o), LJP_CAPTURE_SUCCESS);
+  run(L, fib_lua, "@fib.lua");
+  ck_assert_int_eq(ljp_capture_stop(L), LJP_CAPTURE_SUCCESS);
+  atomic_store(&burn_stop, 1);
+  pthread_join(th, NULL);
+  ljp_capture_report(&c);
+  decode_out(&d);
+  check_consistent(&d, &c);
+  ck_assert_uint_gt(c.samples, 5);
+  /* Nothing from the burner thread is written. */
+  ck_assert_uint_eq(cap_count1(&d, "burner"), 0);
+  *foreign = c.foreign;
+  cap_decoded_free(&d);
+  lua_close(L);
+}
+
+START_TEST(multithreaded_host)
+{
+  uint64_t foreign;
+  multithreaded(LJP_CAPTURE_TIMER_THREAD, &foreign);
+  ck_assert_uint_eq(foreign, 0);
+  multithreaded(LJP_CAPTURE_TIMER_WALL, &foreign);
+  ck_assert_uint_eq(foreign, 0);
+  /* ITIMER_PROF is process-wide: ticks landing on the burner are counted
+   * as foreign and dropped (check_consistent: none is written). */
+  multithreaded(LJP_CAPTURE_TIMER_ITIMER, &foreign);
+  ck_assert_uint_gt(foreign, 0);
+}
+END_TEST
+
+START_TEST(host_only_time_is_not_attached_to_lua)
+{
+  lua_State *L = new_state();
+  struct ljp_capture_options o = opts(LJP_CAPTURE_CALLGRAPH,
+                                      LJP_CAPTURE_TIMER_WALL);
+  struct ljp_capture_counters c;
+  cap_decoded d;
+  reset_out();
+  o.ring_slots = 4096;
+  ck_assert_int_eq(ljp_capture_start(L, &o), LJP_CAPTURE_SUCCESS);
+  run(L, "local x = 0 for i = 1, 1e5 do x = x + i end", "@a.lua");
+  host_spin(0.15);
+  ck_assert_int_eq(ljp_capture_drain(L), LJP_CAPTURE_SUCCESS);
+  host_spin(0.15);
+  run(L, fib_lua, "@fib.lua");
+  ck_assert_int_eq(ljp_capture_stop(L), LJP_CAPTURE_SUCCESS);
+  ljp_capture_report(&c);
+  decode_out(&d);
+  check_consistent(&d, &c);
+  /* host_spin tail-calls c_spin: the test function is the caller. */
+  ck_assert_uint_gt(cap_count2(&d, "CFUNC||", "c_spin;host_only_time"), 100);
+  ck_assert_uint_eq(cap_count2(&d, "@", "c_spin;host_only_time"), 0);
+  cap_decoded_free(&d);
+  lua_close(L);
+}
+END_TEST
+
+static int soak_seconds(void)
+{
+  const char *e = getenv("LJP_CAPTURE_SOAK_SECONDS");
+  int s = e ? atoi(e) : 3;
+  return s > 0 ? s : 3;
+}
+
+START_TEST(signal_safety_soak)
+{
+  lua_State *L = new_state();
+  struct ljp_capture_options o = opts(LJP_CAPTURE_CALLGRAPH,
+                                      LJP_CAPTURE_TIMER_WALL);
+  struct ljp_capture_counters c;
+  cap_decoded d;
+  char code[4096];
+  reset_out();
+  o.ring_slots = 64;      /* small: exercise drops too */
+  ck_assert_int_eq(ljp_capture_start(L, &o), LJP_CAPTURE_SUCCESS);
+  snprintf(code, sizeof code,
+    "local function bt(d) if d == 0 then return {} end return {bt(d-1), bt(d-1)} end\n"
+    "local function check(t) if not t[1] then return 1 end return 1 + check(t[1]) + check(t[2]) end\n"
+    "local mt = {__gc = function(u) local t = {} for i = 1, 10 do t[i] = i end end}\n"
+    "local t0 = os.time()\n"
+    "local n = 0\n"
+    "while os.time() - t0 < %d do\n"
+    "  n = n + 1\n"
+    "  check(bt(10))\n"
+    "  for i = 1, 200 do pcall(error, {i}) end\n"
+    "  for i = 1, 50 do local p = newproxy(true); getmetatable(p).__gc = mt.__gc end\n"
+    "  sandwich(function() for i = 1, 1000 do local s = tostring(i) .. 'x' end end)\n"
+    "  if n %% 50 == 0 then collectgarbage() end\n"
+    "  local co = coroutine.wrap(function() for i = 1, 100 do coroutine.yield(i) end end)\n"
+    "  for i = 1, 100 do co() end\n"
+    "end\n", soak_seconds());
+  run(L, code, "@soak.lua");
+  ck_assert_int_eq(ljp_capture_stop(L), LJP_CAPTURE_SUCCESS);
+  ljp_capture_report(&c);
+  decode_out(&d);
+  check_consistent(&d, &c);
+  ck_assert_uint_gt(c.samples, 500u * (unsigned)soak_seconds() / 2);
+  cap_decoded_free(&d);
+  lua_close(L);
+}
+END_TEST
+
+/* ---- custom backtracer --------------------------------------------------- */
+
+static void *my_frames[4] = {(void *)0x1000, (void *)0x2000};
+static void tiny_backtracer(void *(*fw)(int, void *))
+{
+  fw(0, my_frames[0]);
+  fw(1, my_frames[1]);
+}
+
+START_TEST(custom_backtracer_is_used)
+{
+  lua_State *L = new_state();
+  struct ljp_capture_options o = opts(LJP_CAPTURE_CALLGRAPH,
+                                      LJP_CAPTURE_TIMER_WALL);
+  struct ljp_capture_counters c;
+  cap_decoded d;
+  reset_out();
+  ck_assert_int_eq(ljp_capture_set_backtracer(tiny_backtracer),
+                   LJP_CAPTURE_SUCCESS);
+  run(L, "jit.off()", "=off");
+  ck_assert_int_eq(ljp_capture_start(L, &o), LJP_CAPTURE_SUCCESS);
+  run(L, fib_lua, "@fib.lua");
+  ck_assert_int_eq(ljp_capture_stop(L), LJP_CAPTURE_SUCCESS);
+  ljp_capture_report(&c);
+  decode_out(&d);
+  check_consistent(&d, &c);
+  ck_assert_uint_ge(cap_count1(&d, "|0x1000;0x2000") * 100, d.samples * 90);
+  cap_decoded_free(&d);
+  lua_close(L);
+}
+END_TEST
+
+static Suite *capture_suite(void)
+{
+  /* One case per test, so a single one can be run: test_capture NAME. */
+  const struct {
+    const char *name;
+    const TTest *test;
+  } tests[] = {
+    {"flavor_matches_headers", flavor_matches_headers},
+    {"round_trip_counts_equal_report", round_trip_counts_equal_report},
+    {"lua_frames_named_with_first_line", lua_frames_named_with_first_line},
+    {"host_stacks_reach_lua_pcall_and_main", host_stacks_reach_lua_pcall_and_main},
+    {"sandwich_lua_c_lua", sandwich_lua_c_lua},
+    {"table_sort_is_a_fast_function", table_sort_is_a_fast_function},
+    {"trace_samples_name_the_loop", trace_samples_name_the_loop},
+    {"coroutine_samples_show_the_coroutine", coroutine_samples_show_the_coroutine},
+    {"default_mode_writes_nothing", default_mode_writes_nothing},
+    {"leaf_mode_keeps_top_frames", leaf_mode_keeps_top_frames},
+    {"lifecycle_and_error_codes", lifecycle_and_error_codes},
+    {"other_vm_is_refused", other_vm_is_refused},
+    {"sigprof_disposition_restored", sigprof_disposition_restored},
+    {"writer_failure_keeps_earlier_samples", writer_failure_keeps_earlier_samples},
+    {"lua_close_while_running_completes_stream", lua_close_while_running_completes_stream},
+    {"hundred_start_stop_cycles", hundred_start_stop_cycles},
+    {"multithreaded_host", multithreaded_host},
+    {"host_only_time_is_not_attached_to_lua", host_only_time_is_not_attached_to_lua},
+    {"custom_backtracer_is_used", custom_backtracer_is_used},
+    {"signal_safety_soak", signal_safety_soak},
+  };
+  Suite *s = suite_create("capture");
+  size_t i;
+  for (i = 0; i < sizeof tests / sizeof tests[0]; i++) {
+    TCase *tc = tcase_create(tests[i].name);
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, tests[i].test);
+    suite_add_tcase(s, tc);
+  }
+  return s;
+}
+
+int main(int argc, char **argv)
+{
+  SRunner *sr = srunner_create(capture_suite());
+  int failed;
+  srunner_run(sr, NULL, argc > 1 ? argv[1] : NULL, CK_NORMAL);
+  failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
