@@ -8,9 +8,9 @@
  * and no producer writes it.  Non-minimal forms inside 10 bytes ("80 00")
  * are accepted, as the reference reader accepts them.
  */
-#include "ljp.h"
+#include "internal.h"
 
-size_t ljp_uleb_encode(uint64_t v, uint8_t out[10])
+LJP_API size_t ljp_uleb_encode(uint64_t v, uint8_t out[10])
 {
   size_t n = 0;
   while (v >= 0x80) {
@@ -21,7 +21,7 @@ size_t ljp_uleb_encode(uint64_t v, uint8_t out[10])
   return n;
 }
 
-int ljp_uleb_decode(const uint8_t *p, size_t avail, uint64_t *v)
+LJP_API int ljp_uleb_decode(const uint8_t *p, size_t avail, uint64_t *v)
 {
   uint64_t value = 0;
   size_t i;

@@ -1,14 +1,14 @@
 /*
  * names_enum.c — static names of the library's enumerations and version.
  */
-#include "ljp.h"
+#include "internal.h"
 
-const char *ljp_version(void)
+LJP_API const char *ljp_version(void)
 {
   return LJP_VERSION_STRING;
 }
 
-const char *ljp_status_name(ljp_status st)
+LJP_API const char *ljp_status_name(ljp_status st)
 {
   switch (st) {
   case LJP_OK: return "ok";
@@ -30,7 +30,7 @@ static const char *const vmstate_names[LJP_VMST__MAX] = {
   "EXIT", "RECORD", "OPT", "ASM", "TRACE"
 };
 
-const char *ljp_vmstate_name(int vmstate)
+LJP_API const char *ljp_vmstate_name(int vmstate)
 {
   if (vmstate < 0 || vmstate >= LJP_VMST__MAX)
     return "?";
@@ -41,7 +41,7 @@ static const char *const source_names[] = {
   "?", "INTERNAL", "LFUNC", "CFUNC", "TRACE"
 };
 
-const char *ljp_source_name(ljp_source src)
+LJP_API const char *ljp_source_name(ljp_source src)
 {
   unsigned i = (unsigned)src;
   if (i == 0 || i >= sizeof(source_names) / sizeof(source_names[0]))
@@ -49,9 +49,11 @@ const char *ljp_source_name(ljp_source src)
   return source_names[i];
 }
 
-static const char *const mem_kind_names[] = { "?", "ALLOC", "FREE", "REALLOC" };
+static const char *const mem_kind_names[] = {
+  "?", "ALLOC", "FREE", "REALLOC"
+};
 
-const char *ljp_mem_kind_name(ljp_mem_kind kind)
+LJP_API const char *ljp_mem_kind_name(ljp_mem_kind kind)
 {
   unsigned i = (unsigned)kind;
   if (i == 0 || i >= sizeof(mem_kind_names) / sizeof(mem_kind_names[0]))

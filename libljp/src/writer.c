@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ljp.h"
+#include "internal.h"
 
 #define WRITER_DEFAULT_BUFFER ((size_t)64 * 1024)
 
@@ -63,7 +63,7 @@ struct ljp_writer {
   int ljs_layout;         /* 'a' or 'b' for ljs 2 */
   ljp_kind kind;          /* of the open event stream */
   unsigned ev_version;
-  int mcode;              /* loc-trace carries trace-addr (ljm 2, early ljm 3) */
+  int mcode;              /* loc-trace has trace-addr (ljm 2, early ljm 3) */
 };
 
 /* ------------------------------------------------------------------------ */
@@ -164,7 +164,8 @@ static void put_string(ljp_writer *w, const char *s, size_t len)
 /* Lifetime                                                                 */
 /* ------------------------------------------------------------------------ */
 
-ljp_writer *ljp_writer_new(ljp_sink_fn sink, void *ctx, size_t buffer_size)
+LJP_API ljp_writer *
+ljp_writer_new(ljp_sink_fn sink, void *ctx, size_t buffer_size)
 {
   ljp_writer *w = calloc(1, sizeof(*w));
   if (!w)
@@ -182,7 +183,7 @@ ljp_writer *ljp_writer_new(ljp_sink_fn sink, void *ctx, size_t buffer_size)
   return w;
 }
 
-void ljp_writer_free(ljp_writer *w)
+LJP_API void ljp_writer_free(ljp_writer *w)
 {
   if (!w)
     return;
@@ -190,7 +191,7 @@ void ljp_writer_free(ljp_writer *w)
   free(w);
 }
 
-const uint8_t *ljp_writer_data(const ljp_writer *w, size_t *len)
+LJP_API const uint8_t *ljp_writer_data(const ljp_writer *w, size_t *len)
 {
   if (!w || w->sink) {
     if (len)
@@ -202,7 +203,7 @@ const uint8_t *ljp_writer_data(const ljp_writer *w, size_t *len)
   return w->buf;
 }
 
-ljp_status ljp_writer_flush(ljp_writer *w)
+LJP_API ljp_status ljp_writer_flush(ljp_writer *w)
 {
   if (!w)
     return LJP_E_ARG;
@@ -210,7 +211,7 @@ ljp_status ljp_writer_flush(ljp_writer *w)
   return w->status;
 }
 
-ljp_status ljp_writer_status(const ljp_writer *w)
+LJP_API ljp_status ljp_writer_status(const ljp_writer *w)
 {
   return w ? w->status : LJP_E_ARG;
 }
@@ -229,21 +230,21 @@ ljp_status ljp_writer_status(const ljp_writer *w)
 /* Raw primitives                                                           */
 /* ------------------------------------------------------------------------ */
 
-ljp_status ljp_write_byte(ljp_writer *w, uint8_t b)
+LJP_API ljp_status ljp_write_byte(ljp_writer *w, uint8_t b)
 {
   WRITER_ENTER(w);
   put_byte(w, b);
   return w->status;
 }
 
-ljp_status ljp_write_uleb(ljp_writer *w, uint64_t v)
+LJP_API ljp_status ljp_write_uleb(ljp_writer *w, uint64_t v)
 {
   WRITER_ENTER(w);
   put_uleb(w, v);
   return w->status;
 }
 
-ljp_status ljp_write_string(ljp_writer *w, const char *s, size_t len)
+LJP_API ljp_status ljp_write_string(ljp_writer *w, const char *s, size_t len)
 {
   WRITER_ENTER(w);
   if (!s && len)
@@ -264,7 +265,8 @@ static void put_prologue(ljp_writer *w, char m, unsigned version,
   put(w, p, sizeof(p));
 }
 
-ljp_status ljp_write_symtab_begin(ljp_writer *w, unsigned version, int layout)
+LJP_API ljp_status
+ljp_write_symtab_begin(ljp_writer *w, unsigned version, int layout)
 {
   WRITER_ENTER(w);
   if (w->phase != PHASE_IDLE || version < 1 || version > 3)
@@ -279,7 +281,7 @@ ljp_status ljp_write_symtab_begin(ljp_writer *w, unsigned version, int layout)
 }
 
 /*   sym-lua := 0x00 sym-addr sym-chunk:string sym-line   (every version) */
-ljp_status ljp_write_symtab_lfunc(ljp_writer *w, uint64_t proto,
+LJP_API ljp_status ljp_write_symtab_lfunc(ljp_writer *w, uint64_t proto,
                                   const char *chunk, size_t len,
                                   uint64_t line)
 {
@@ -294,7 +296,7 @@ ljp_status ljp_write_symtab_lfunc(ljp_writer *w, uint64_t proto,
 }
 
 /*   sym-cfunc := 0x01 sym-addr sym-name:string   (ljs 3 only) */
-ljp_status ljp_write_symtab_cfunc(ljp_writer *w, uint64_t addr,
+LJP_API ljp_status ljp_write_symtab_cfunc(ljp_writer *w, uint64_t addr,
                                   const char *name, size_t len)
 {
   WRITER_ENTER(w);
@@ -309,7 +311,7 @@ ljp_status ljp_write_symtab_cfunc(ljp_writer *w, uint64_t addr,
 /*   ljs 2a: 0x01 trace-no trace-addr sym-addr sym-line
  *   ljs 2b: 0x01 trace-no sym-addr sym-line
  *   ljs 3:  0x02 trace-no sym-addr sym-line */
-ljp_status ljp_write_symtab_trace(ljp_writer *w, uint64_t traceno,
+LJP_API ljp_status ljp_write_symtab_trace(ljp_writer *w, uint64_t traceno,
                                   uint64_t mcode, uint64_t proto,
                                   uint64_t line)
 {
@@ -325,7 +327,7 @@ ljp_status ljp_write_symtab_trace(ljp_writer *w, uint64_t traceno,
   return w->status;
 }
 
-ljp_status ljp_write_symtab_end(ljp_writer *w)
+LJP_API ljp_status ljp_write_symtab_end(ljp_writer *w)
 {
   WRITER_ENTER(w);
   if (w->phase != PHASE_SYMTAB)
@@ -339,7 +341,7 @@ ljp_status ljp_write_symtab_end(ljp_writer *w)
 /* Event streams                                                            */
 /* ------------------------------------------------------------------------ */
 
-ljp_status ljp_write_stream_begin(ljp_writer *w, ljp_kind kind,
+LJP_API ljp_status ljp_write_stream_begin(ljp_writer *w, ljp_kind kind,
                                   unsigned version, ljp_flavor flavor,
                                   int with_mcode)
 {
@@ -369,7 +371,7 @@ ljp_status ljp_write_stream_begin(ljp_writer *w, ljp_kind kind,
   return w->status;
 }
 
-ljp_status ljp_write_stream_end(ljp_writer *w)
+LJP_API ljp_status ljp_write_stream_end(ljp_writer *w)
 {
   WRITER_ENTER(w);
   if (w->phase != PHASE_STREAM)
@@ -391,7 +393,7 @@ static int in_stream(const ljp_writer *w, ljp_kind kind)
  *   stack-lua    := frame-lua* 0x80
  *   frame-lua    := 0x01 proto line | 0x02 addr | 0x03 ffid
  *   stack-host   := addr* 0x00 (a ULEB128 zero) */
-ljp_status ljp_write_sample(ljp_writer *w, int vmstate,
+LJP_API ljp_status ljp_write_sample(ljp_writer *w, int vmstate,
                             const ljp_frame *lua, size_t nlua,
                             const uint64_t *host, size_t nhost)
 {
@@ -446,7 +448,7 @@ ljp_status ljp_write_sample(ljp_writer *w, int vmstate,
 }
 
 /*   sample-trace := 0x09 traceno proto line */
-ljp_status ljp_write_trace_sample(ljp_writer *w, uint64_t traceno,
+LJP_API ljp_status ljp_write_trace_sample(ljp_writer *w, uint64_t traceno,
                                   uint64_t proto, uint64_t line)
 {
   WRITER_ENTER(w);
@@ -468,7 +470,8 @@ ljp_status ljp_write_trace_sample(ljp_writer *w, uint64_t traceno,
  *   free    := header loc? oaddr osize
  *   realloc := header loc? oaddr osize naddr nsize
  *   loc     := proto line | cfunc-addr | traceno [mcode] */
-ljp_status ljp_write_mem(ljp_writer *w, ljp_mem_kind kind, ljp_source src,
+LJP_API ljp_status
+ljp_write_mem(ljp_writer *w, ljp_mem_kind kind, ljp_source src,
                          uint64_t loc_addr, uint64_t loc_line, uint64_t mcode,
                          uint64_t old_addr, uint64_t old_size,
                          uint64_t new_addr, uint64_t new_size)
@@ -537,7 +540,7 @@ static int event_header(const ljp_writer *w, ljp_symbol_kind sk)
   }
 }
 
-ljp_status ljp_write_event_lfunc(ljp_writer *w, uint64_t proto,
+LJP_API ljp_status ljp_write_event_lfunc(ljp_writer *w, uint64_t proto,
                                  const char *chunk, size_t len, uint64_t line)
 {
   int h;
@@ -552,7 +555,7 @@ ljp_status ljp_write_event_lfunc(ljp_writer *w, uint64_t proto,
   return w->status;
 }
 
-ljp_status ljp_write_event_cfunc(ljp_writer *w, uint64_t addr,
+LJP_API ljp_status ljp_write_event_cfunc(ljp_writer *w, uint64_t addr,
                                  const char *name, size_t len)
 {
   int h;
@@ -566,7 +569,7 @@ ljp_status ljp_write_event_cfunc(ljp_writer *w, uint64_t addr,
   return w->status;
 }
 
-ljp_status ljp_write_event_trace(ljp_writer *w, uint64_t traceno,
+LJP_API ljp_status ljp_write_event_trace(ljp_writer *w, uint64_t traceno,
                                  uint64_t proto, uint64_t line)
 {
   int h;
