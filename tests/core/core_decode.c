@@ -10,21 +10,95 @@
 #include <stdlib.h>
 #include <string.h>
 
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+  h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  return h;
+}
+
+static uint64_t sym_print(uint64_t h, const ljp_symbol *s)
+{
+  if (!s)
+    return mix(h, 0xdeadULL);
+  h = mix(h, (uint64_t)s->kind);
+  h = mix(h, s->addr);
+  h = mix(h, s->line);
+  h = mix(h, s->traceno);
+  h = mix(h, s->mcode);
+  h = mix(h, s->generation);
+  h = mix(h, s->name_len);
+  return h;
+}
+
+static uint64_t frame_print(uint64_t h, const ljp_frame *f)
+{
+  h = mix(h, (uint64_t)f->kind);
+  h = mix(h, f->value);
+  h = mix(h, f->line);
+  return sym_print(h, f->sym);
+}
+
+uint64_t core_event_print(const ljp_event *ev)
+{
+  uint64_t h = mix(0, (uint64_t)ev->type);
+  size_t i;
+  h = mix(h, ev->offset);
+  switch (ev->type) {
+  case LJP_EV_PROLOGUE:
+    h = mix(h, ev->u.prologue.version);
+    h = mix(h, (uint64_t)(uint8_t)ev->u.prologue.magic[2]);
+    break;
+  case LJP_EV_SYMBOL:
+    h = mix(h, ev->u.symbol.header);
+    h = mix(h, (uint64_t)ev->u.symbol.duplicate);
+    h = sym_print(h, ev->u.symbol.sym);
+    break;
+  case LJP_EV_SAMPLE:
+    h = mix(h, (uint64_t)ev->u.sample.vmstate);
+    h = mix(h, ev->u.sample.lua_count);
+    h = mix(h, ev->u.sample.host_count);
+    for (i = 0; i < ev->u.sample.lua_count; i++)
+      h = frame_print(h, &ev->u.sample.lua[i]);
+    for (i = 0; i < ev->u.sample.host_count; i++)
+      h = frame_print(h, &ev->u.sample.host[i]);
+    if (ev->u.sample.vmstate == LJP_VMST_TRACE)
+      h = frame_print(h, &ev->u.sample.trace);
+    break;
+  case LJP_EV_MEMORY:
+    h = mix(h, (uint64_t)ev->u.mem.kind);
+    h = mix(h, (uint64_t)ev->u.mem.source);
+    h = frame_print(h, &ev->u.mem.loc);
+    h = mix(h, ev->u.mem.mcode);
+    h = mix(h, ev->u.mem.old_addr);
+    h = mix(h, ev->u.mem.old_size);
+    h = mix(h, ev->u.mem.new_addr);
+    h = mix(h, ev->u.mem.new_size);
+    break;
+  case LJP_EV_EPILOGUE:
+    break;
+  }
+  return h;
+}
+
 static void keep_event(core_decode *d, const ljp_event *ev)
 {
   if (d->nevents == d->cap) {
     size_t cap = d->cap ? d->cap * 2 : 1024;
     uint8_t *t = realloc(d->types, cap);
     uint64_t *o;
-    ck_assert_ptr_nonnull(t);
+    CORE_CHECK(t != NULL, "out of memory");
     d->types = t;
     o = realloc(d->offsets, cap * sizeof(*o));
-    ck_assert_ptr_nonnull(o);
+    CORE_CHECK(o != NULL, "out of memory");
     d->offsets = o;
+    o = realloc(d->prints, cap * sizeof(*o));
+    CORE_CHECK(o != NULL, "out of memory");
+    d->prints = o;
     d->cap = cap;
   }
   d->types[d->nevents] = (uint8_t)ev->type;
   d->offsets[d->nevents] = ev->offset;
+  d->prints[d->nevents] = core_event_print(ev);
 }
 
 void core_decode_run(ljp_reader *r, core_decode *d, int keep)
@@ -35,7 +109,7 @@ void core_decode_run(ljp_reader *r, core_decode *d, int keep)
     st = ljp_reader_next(r, &ev);
     if (st != LJP_OK)
       break;
-    ck_assert_ptr_nonnull(ev);
+    CORE_CHECK(ev != NULL, "LJP_OK without an event");
     if (keep)
       keep_event(d, ev);
     d->nevents++;
@@ -56,6 +130,7 @@ void core_decode_clear(core_decode *d)
 {
   free(d->types);
   free(d->offsets);
+  free(d->prints);
   memset(d, 0, sizeof(*d));
 }
 

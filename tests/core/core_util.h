@@ -11,6 +11,15 @@
 
 #include "ljp.h"
 
+/* An assertion for hot loops.  check's ck_assert_* record every passing
+ * assertion as a mark point, which in fork mode is a write to the parent:
+ * per decoded event that costs more than the decode itself. */
+#define CORE_CHECK(expr, ...)                                                 \
+  do {                                                                        \
+    if (!(expr))                                                              \
+      ck_abort_msg(__VA_ARGS__);                                              \
+  } while (0)
+
 /* argv[1] when given, else the path compiled in. */
 extern const char *core_testdata;
 void core_set_testdata(int argc, char **argv);
@@ -34,15 +43,21 @@ typedef struct core_decode {
   unsigned ljs_version, event_version;
   int layout;
   ljp_flavor flavor;
-  /* Optional per-event record (when keep != 0): type and offset. */
+  /* Optional per-event record (when keep != 0): type, offset and a
+   * fingerprint of the decoded fields, for prefix comparisons. */
   uint8_t *types;
   uint64_t *offsets;
+  uint64_t *prints;
   size_t cap;
 } core_decode;
 
 /* Decodes everything r yields.  keep: record types and offsets. */
 void core_decode_run(ljp_reader *r, core_decode *d, int keep);
 void core_decode_clear(core_decode *d);
+
+/* A hash of the fields of an event (and of what its locations resolved
+ * to), equal for equal decodes. */
+uint64_t core_event_print(const ljp_event *ev);
 
 /* Convenience: decode a buffer in memory. */
 void core_decode_memory(const void *buf, size_t len, core_decode *d, int keep);

@@ -741,9 +741,10 @@ START_TEST(uleb_exhaustive_small_and_powers)
     uint8_t out[10];
     uint64_t v;
     size_t n = ljp_uleb_encode(x, out);
-    ck_assert_uint_eq(n, x < 128 ? 1 : x < 16384 ? 2 : 3);
-    ck_assert_int_eq(ljp_uleb_decode(out, n, &v), (int)n);
-    ck_assert_uint_eq(v, x);
+    CORE_CHECK(n == (x < 128 ? 1u : x < 16384 ? 2u : 3u), "%llu: %zu bytes",
+               (unsigned long long)x, n);
+    CORE_CHECK(ljp_uleb_decode(out, n, &v) == (int)n && v == x,
+               "%llu does not decode back", (unsigned long long)x);
   }
   for (shift = 0; shift < 64; shift++) {
     uint64_t vals[3];
