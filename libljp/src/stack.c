@@ -62,25 +62,38 @@ static int vm_internal_ffunc(const ljp_frame *f) {
 /* Lua frame i of the sample, outermost first. */
 #define LUA(s, i) (&(s)->lua[(s)->lua_count - 1 - (i)])
 
-static int host_has_sym(const ljp_sample *s, size_t from, size_t to,
-                        const ljp_symbol *sym) {
-  for (size_t i = from; i < to; i++)
-    if (HOST(s, i)->sym == sym)
-      return 1;
-  return 0;
+/* Does host frame h run the function of Lua frame b?  A Lua C function is
+ * the very symbol; a fast function is implemented by lj_cf_<lib>_<name> or
+ * lj_ff_<lib>_<name> (Tarantool's and LuaJIT's own names, the ones symbol
+ * tables have; matched by the default numbering). */
+static int host_runs(const ljp_frame *h, const ljp_frame *b) {
+  if (!h->sym || !h->sym->name)
+    return 0;
+  if (b->kind == LJP_FRAME_CFUNC)
+    return b->sym && h->sym == b->sym;
+  const char *ff = ljp_ffname(LJP_FLAVOR_TARANTOOL,
+                              b->value > 0xffff ? 0xffff : (unsigned)b->value);
+  const char *n = h->sym->name;
+  if (!ff || strncmp(n, "lj_", 3) != 0 ||
+      (strncmp(n + 3, "cf_", 3) != 0 && strncmp(n + 3, "ff_", 3) != 0))
+    return 0;
+  n += 6;
+  for (; *ff; ff++, n++)
+    if (*n != (*ff == '.' ? '_' : *ff))
+      return 0;
+  return *n == '\0';
 }
 
-/* Emits Lua segment [a, b) (outermost-first indices); a C-function frame
- * at its end is left out when host frames [hfrom, hto) show it. */
-static void emit_segment(out_buf *o, const ljp_sample *s, size_t a, size_t b,
-                         size_t hfrom, size_t hto) {
-  for (size_t i = a; i < b; i++) {
-    const ljp_frame *f = LUA(s, i);
-    if (i + 1 == b && f->kind == LJP_FRAME_CFUNC && f->sym &&
-        host_has_sym(s, hfrom, hto, f->sym))
-      continue;
-    emit(o, f);
-  }
+/* The interpreter's own frames between a VM entry and the C function it
+ * calls (lj_BC_FUNCC, lj_vm_*). */
+static int vm_glue(const ljp_frame *h) {
+  const char *n = h->sym ? h->sym->name : NULL;
+  return n && (strncmp(n, "lj_BC_", 6) == 0 || strncmp(n, "lj_vm_", 6) == 0);
+}
+
+static int is_boundary(const ljp_frame *f) {
+  return f->kind == LJP_FRAME_CFUNC ||
+         (f->kind == LJP_FRAME_FFUNC && !vm_internal_ffunc(f));
 }
 
 static void merged(out_buf *o, const ljp_sample *s, size_t *entries,
@@ -102,37 +115,56 @@ static void merged(out_buf *o, const ljp_sample *s, size_t *entries,
     else
       entries[nentries++] = i;
   }
-  /* Segment boundaries: after each C/fast frame that has Lua inside. */
-  size_t nseg = 0, start = 0;
-  for (size_t i = 0; i < nl; i++) {
-    const ljp_frame *f = LUA(s, i);
-    int boundary = f->kind == LJP_FRAME_CFUNC ||
-                   (f->kind == LJP_FRAME_FFUNC && !vm_internal_ffunc(f));
-    if (boundary || i + 1 == nl)
+  /* Segments: the Lua stack cut after each C or fast function that has
+   * Lua frames inside it. */
+  size_t nseg = 0;
+  for (size_t i = 0; i < nl; i++)
+    if (is_boundary(LUA(s, i)) || i + 1 == nl)
       seg_end[nseg++] = i + 1;
-  }
-  size_t h = 0, seg = 0;
-  for (size_t e = 0; e < nentries && seg < nseg; e++, seg++) {
-    size_t stop = entries[e] + 1;
-    for (; h < stop; h++)
-      emit(o, HOST(s, h));
-    size_t hnext = e + 1 < nentries ? entries[e + 1] + 1 : nh;
-    emit_segment(o, s, start, seg_end[seg], h, hnext);
-    start = seg_end[seg];
-  }
-  /* Host frames after the last used entry, then what is left of Lua. */
-  if (nentries == 0 || seg < nseg) {
-    size_t hstart = h;
+  size_t h = 0, start = 0;
+  if (nentries == 0) {
+    /* No visible entry: where the VM was entered is unknown, so every host
+     * frame is outer to every Lua frame. */
     for (; h < nh; h++)
       emit(o, HOST(s, h));
-    for (; seg < nseg; seg++) {
-      emit_segment(o, s, start, seg_end[seg], hstart, nh);
-      start = seg_end[seg];
+  }
+  for (size_t j = 0; j < nseg; j++) {
+    if (j < nentries)
+      for (; h <= entries[j]; h++)
+        emit(o, HOST(s, h));
+    /* Host frames this segment's C function can be among: up to the entry
+     * that starts the next segment, or all that are left. */
+    size_t region = j + 1 < nentries ? entries[j + 1] : nh;
+    size_t end = seg_end[j];
+    const ljp_frame *b = is_boundary(LUA(s, end - 1)) ? LUA(s, end - 1) : NULL;
+    for (size_t i = start; i < (b ? end - 1 : end); i++)
+      emit(o, LUA(s, i));
+    start = end;
+    if (!b)
+      continue;
+    /* The C or fast function goes where the host stack runs it, named as
+     * the Lua stack names it; if the host frame is not there, after the
+     * interpreter's glue frames. */
+    size_t p = h;
+    while (p < region && !host_runs(HOST(s, p), b))
+      p++;
+    if (p < region) {
+      for (; h < p; h++)
+        emit(o, HOST(s, h));
+      h++; /* the host frame of b itself */
+    } else {
+      while (h < region && vm_glue(HOST(s, h)))
+        emit(o, HOST(s, h++));
     }
-  } else {
-    for (; h < nh; h++)
-      emit(o, HOST(s, h));
+    emit(o, b);
+    /* With no entry left, every remaining host frame runs inside b,
+     * before whatever Lua it calls next. */
+    if (j + 1 >= nentries)
+      for (; h < nh; h++)
+        emit(o, HOST(s, h));
   }
+  for (; h < nh; h++)
+    emit(o, HOST(s, h));
 }
 
 /* Tarantool's `luajit -ts` merge (FORMATS.md §9.3), bugs included (T8):

@@ -42,6 +42,16 @@ off=$(grep -obUaP 'ljp\x02' "$sp" | head -1 | cut -d: -f1)
 cp "$sp" "$tmp/v3.bin"; printf '\x03' | dd of="$tmp/v3.bin" bs=1 seek=$((off + 3)) conv=notrunc 2>/dev/null
 "$fold" "$tmp/v3.bin" >/dev/null 2>"$tmp/err"; [ $? -eq 1 ] && grep -q 'unsupported ljp version 3; this build reads 1–2' "$tmp/err"; check "unsupported version message" $?
 
+# golden folded output of every bundled capture (regenerate deliberately with
+#   for f in testdata/captures/*.bin testdata/captures/old/*.bin; do
+#     ljpfold "$f" > testdata/golden/$(basename "${f%.bin}").folded; done)
+for g in "$data"/golden/*.folded; do
+  name=$(basename "${g%.folded}")
+  src=$data/captures/$name.bin
+  [ -f "$src" ] || src=$data/captures/old/$name.bin
+  "$fold" "$src" | cmp -s - "$g"; check "golden $name" $?
+done
+
 # filters
 "$fold" --include='string\.gsub' "$sp" > "$tmp/inc"; [ -s "$tmp/inc" ] && ! grep -v 'string\.gsub' "$tmp/inc" | grep -q .; check "--include" $?
 "$fold" --exclude='string\.gsub' "$sp" > "$tmp/exc"; ! grep -q 'string\.gsub' "$tmp/exc"; check "--exclude" $?
