@@ -3,6 +3,7 @@
 #   test_lua_module.sh LUAJIT CAPCHECK LUA_CPATH LUA_PATH RUNNER SRCDIR
 set -eu
 LUAJIT=$1 CAPCHECK=$2 CPATH=$3 LPATH=$4 RUNNER=$5 SRC=$6
+export LUAJIT   # the wrapper runs the same luajit
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export LUA_CPATH="$CPATH;;" LUA_PATH="$LPATH;;"
