@@ -130,7 +130,7 @@ const ljp_symbol *symtab_define(symtab *s, const ljp_symbol *def, int *dup,
      * exactly what the current definition names: keep one. */
     if (old->line == def->line && old->addr == def->addr &&
         old->name_len == def->name_len &&
-        memcmp(old->name, def->name, def->name_len) == 0) {
+        (def->name_len == 0 || memcmp(old->name, def->name, def->name_len) == 0)) {
       *dup = 1;
       return old;
     }
