@@ -183,7 +183,8 @@ ljp_status fold_write_tarantool(const ljp_tree *t, int64_t min_count,
     lines[nlines].len = w;
     nlines++;
   }
-  qsort(lines, nlines, sizeof(*lines), cmp_line);
+  if (nlines)
+    qsort(lines, nlines, sizeof(*lines), cmp_line);
   for (size_t i = 0; i < nlines; i++)
     if (st == LJP_OK && emit(ctx, lines[i].text, lines[i].len))
       st = LJP_E_IO;
