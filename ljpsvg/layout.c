@@ -131,10 +131,12 @@ int fg_layout_build(const ljp_tree *t, int64_t total, double min_weight,
     for (size_t i = 0; i < m; i++) {
       int64_t w = width_of(t, kids[i]);
       int64_t s = start;
-      start += w;
+      /* Widths and starts are >= 0: the saturated sum and limit - s
+       * cannot wrap (totals near INT64_MAX come from folded counts). */
+      start = w > INT64_MAX - start ? INT64_MAX : start + w;
       /* A child drawn past its parent's end (negative sibling weights
        * elsewhere) would overlap a neighbour: leave it out. */
-      if (w <= 0 || (double)w < min_weight || s + w > limit) {
+      if (w <= 0 || (double)w < min_weight || w > limit - s) {
         out->pruned++;
         continue;
       }
