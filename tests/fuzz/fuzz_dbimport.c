@@ -49,6 +49,32 @@ static long long count(sqlite3 *db, const char *sql) {
   return v;
 }
 
+/* A new database with the schema: copied from one made once, which is
+ * many times faster than creating the schema for every input. */
+static int fresh_db(sqlite3 **out) {
+  static sqlite3 *tmpl;
+  char err[512];
+  *out = NULL;
+  if (!tmpl && db_open(":memory:", DB_CREATE, &tmpl, err, sizeof(err)) != 0)
+    return -1;
+  sqlite3 *db;
+  if (sqlite3_open(":memory:", &db) != SQLITE_OK) {
+    sqlite3_close(db);
+    return -1;
+  }
+  sqlite3_backup *b = sqlite3_backup_init(db, "main", tmpl, "main");
+  int rc = b ? sqlite3_backup_step(b, -1) : SQLITE_NOMEM;
+  if (b)
+    sqlite3_backup_finish(b);
+  if (rc != SQLITE_DONE) {
+    sqlite3_close(db);
+    return -1;
+  }
+  sqlite3_extended_result_codes(db, 1);
+  *out = db;
+  return 0;
+}
+
 static void cleanup(void) {
   if (path[0])
     unlink(path);
@@ -64,7 +90,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   sqlite3 *db;
   char err[512];
-  if (db_open(":memory:", DB_CREATE, &db, err, sizeof(err)) != 0)
+  if (fresh_db(&db) != 0)
     return 0;
   static const char *const dims =
       "SELECT (SELECT count(*) FROM symbols) + (SELECT count(*) FROM "
