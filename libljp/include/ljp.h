@@ -270,6 +270,8 @@ typedef struct ljp_mem_event {
 typedef struct ljp_event {
   ljp_event_type type;
   uint64_t offset;         /* byte offset of the record's first byte */
+  const uint8_t *raw;      /* the record's bytes as in the stream */
+  size_t raw_len;
   union {
     ljp_prologue prologue;
     ljp_symbol_event symbol;
@@ -349,6 +351,12 @@ typedef struct ljp_counters {
 
 const ljp_counters *ljp_reader_counters(const ljp_reader *r);
 
+/* A number that changes whenever the symbol table changes (a new or a
+ * shadowing definition; not an exact repeat).  Two records with the same
+ * bytes read at the same epoch resolve to the same symbols, which lets
+ * consumers cache per record. */
+uint64_t ljp_reader_symbol_epoch(const ljp_reader *r);
+
 /* Lookups in the symbol table as it stands now (NULL: unknown). */
 const ljp_symbol *ljp_reader_lookup_proto(const ljp_reader *r, uint64_t addr);
 const ljp_symbol *ljp_reader_lookup_trace(const ljp_reader *r, uint64_t traceno);
@@ -416,6 +424,10 @@ uint32_t ljp_tree_frame_count(const ljp_tree *t); /* ids are 1..count */
  * weights are allowed (memprof live bytes, differential graphs). */
 uint32_t ljp_tree_add(ljp_tree *t, const uint32_t *frames, size_t n,
                       int64_t weight);
+
+/* Adds weight to the stack that ends at an existing node (as ljp_tree_add
+ * of that node's path would).  Returns node, or UINT32_MAX for a bad id. */
+uint32_t ljp_tree_add_at(ljp_tree *t, uint32_t node, int64_t weight);
 
 uint32_t ljp_tree_node_count(const ljp_tree *t);
 uint32_t ljp_tree_node_parent(const ljp_tree *t, uint32_t node);

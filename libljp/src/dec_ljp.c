@@ -30,6 +30,7 @@ static int grow_frames(ljp_reader *r, ljp_frame **buf, size_t *cap,
   return LJP_OK;
 }
 
+/* Parses the Lua stack into r->lua (kind, value, line only). */
 static int lua_stack(ljp_reader *r, cursor *c, size_t *count) {
   size_t n = 0;
   for (;;) {
@@ -48,23 +49,16 @@ static int lua_stack(ljp_reader *r, cursor *c, size_t *count) {
         return rc;
     }
     ljp_frame *f = &r->lua[n];
-    f->sym = f->proto = NULL;
-    f->line = f->mcode = 0;
+    f->line = 0;
     switch (fh) {
     case 0x01:
       f->kind = LJP_FRAME_LUA;
       GET_ULEB(r, c, f->value, "ULEB128 proto address in Lua stack");
       GET_ULEB(r, c, f->line, "ULEB128 line in Lua stack");
-      f->sym = symtab_proto(&r->syms, f->value);
-      if (f->sym)
-        symtab_use_chunk(&r->syms, f->sym);
-      else
-        f->proto = reader_cfloor(r, f->value);
       break;
     case 0x02:
       f->kind = LJP_FRAME_CFUNC;
       GET_ULEB(r, c, f->value, "ULEB128 C function address in Lua stack");
-      f->sym = reader_cfloor(r, f->value);
       break;
     case 0x03:
       f->kind = LJP_FRAME_FFUNC;
@@ -82,6 +76,7 @@ static int lua_stack(ljp_reader *r, cursor *c, size_t *count) {
   return LJP_OK;
 }
 
+/* Parses the host stack into r->host (values only). */
 static int host_stack(ljp_reader *r, cursor *c, size_t *count) {
   size_t n = 0;
   for (;;) {
@@ -97,12 +92,62 @@ static int host_stack(ljp_reader *r, cursor *c, size_t *count) {
     ljp_frame *f = &r->host[n++];
     f->kind = LJP_FRAME_HOST;
     f->value = a;
-    f->line = f->mcode = 0;
-    f->proto = NULL;
-    f->sym = reader_cfloor(r, a);
+    f->line = 0;
   }
   *count = n;
   return LJP_OK;
+}
+
+static void swap_frames(ljp_frame **a, size_t *acap, ljp_frame **b,
+                        size_t *bcap) {
+  ljp_frame *t = *a;
+  size_t tc = *acap;
+  *a = *b;
+  *acap = *bcap;
+  *b = t;
+  *bcap = tc;
+}
+
+static void resolve_frame(ljp_reader *r, ljp_frame *f) {
+  f->sym = f->proto = NULL;
+  f->mcode = 0;
+  switch (f->kind) {
+  case LJP_FRAME_LUA:
+    f->sym = symtab_proto(&r->syms, f->value);
+    if (f->sym)
+      symtab_use_chunk(&r->syms, f->sym);
+    else
+      f->proto = reader_cfloor(r, f->value);
+    break;
+  case LJP_FRAME_CFUNC:
+  case LJP_FRAME_HOST:
+    f->sym = reader_cfloor(r, f->value);
+    break;
+  default:
+    break;
+  }
+}
+
+/* Resolves n frames (stream order, innermost first) against the table.
+ * The outermost frames usually repeat the previous sample's: while they
+ * do, and the table has not changed since, their symbols are copied. */
+static void resolve_stack(ljp_reader *r, ljp_frame *f, size_t n,
+                          const ljp_frame *prev, size_t pn, uint64_t epoch) {
+  size_t k = 0;
+  if (epoch == r->syms_epoch) {
+    while (k < n && k < pn) {
+      ljp_frame *a = &f[n - 1 - k];
+      const ljp_frame *b = &prev[pn - 1 - k];
+      if (a->kind != b->kind || a->value != b->value || a->line != b->line)
+        break;
+      a->sym = b->sym;
+      a->proto = b->proto;
+      a->mcode = 0;
+      k++;
+    }
+  }
+  for (; k < n; k++)
+    resolve_frame(r, &f[n - 1 - k]);
 }
 
 static int ljp_symtab_event(ljp_reader *r, cursor *c, uint8_t h,
@@ -170,9 +215,23 @@ int dec_ljp_record(ljp_reader *r, cursor *c) {
       return rc;
     if ((rc = host_stack(r, c, &s->host_count)))
       return rc;
-    /* The buffers may have moved while growing. */
+    /* The whole record is in: resolve, then keep these stacks as the
+     * previous ones (the event points at them until the next call). */
     s->lua = r->lua;
     s->host = r->host;
+    if (s->lua_count) {
+      resolve_stack(r, r->lua, s->lua_count, r->plua, r->plua_n, r->plua_epoch);
+      swap_frames(&r->lua, &r->lua_cap, &r->plua, &r->plua_cap);
+      r->plua_n = s->lua_count;
+      r->plua_epoch = r->syms_epoch;
+    }
+    if (s->host_count) {
+      resolve_stack(r, r->host, s->host_count, r->phost, r->phost_n,
+                    r->phost_epoch);
+      swap_frames(&r->host, &r->host_cap, &r->phost, &r->phost_cap);
+      r->phost_n = s->host_count;
+      r->phost_epoch = r->syms_epoch;
+    }
   }
   r->ev.type = LJP_EV_SAMPLE;
   r->cnt.samples++;

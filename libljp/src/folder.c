@@ -28,6 +28,18 @@ typedef struct heap_block {
   uint64_t size;
 } heap_block;
 
+/* Samples repeat: the same record bytes at the same symbol epoch fold to
+ * the same leaf, so a direct-mapped memo of recent records skips merging,
+ * naming and the trie walk.  It is bounded (MEMO_SLOTS records), so memory
+ * does not grow with the stream. */
+#define MEMO_SLOTS 4096
+typedef struct memo_slot {
+  uint64_t hash, epoch;
+  uint8_t *raw;
+  size_t len, cap;
+  uint32_t leaf;
+} memo_slot;
+
 struct ljp_folder {
   ljp_tree *t;
   ljp_fold_options o;
@@ -41,6 +53,10 @@ struct ljp_folder {
   size_t ncap;
   uint32_t vm_ids[LJP_VMST__MAX + 1];
   u64map heap; /* block address -> heap_block (LIVE weight) */
+  memo_slot *memo;  /* record bytes -> leaf */
+  memo_slot *smemo; /* frame-id sequence -> leaf: the same stack from
+                       different bytes (other return addresses in the
+                       same functions) skips the trie walk too */
 };
 
 LJP_API ljp_folder *ljp_folder_new(ljp_tree *t, const ljp_fold_options *opt) {
@@ -66,6 +82,12 @@ LJP_API void ljp_folder_free(ljp_folder *f) {
   for (size_t i = 0; i < f->heap.cap; i++)
     free(f->heap.vals ? f->heap.vals[i] : NULL);
   u64map_free(&f->heap);
+  for (size_t i = 0; i < MEMO_SLOTS; i++) {
+    free(f->memo ? f->memo[i].raw : NULL);
+    free(f->smemo ? f->smemo[i].raw : NULL);
+  }
+  free(f->memo);
+  free(f->smemo);
   free(f->cache);
   free(f->frames);
   free(f->ids);
@@ -190,8 +212,54 @@ static int reserve_ids(ljp_folder *f, size_t n) {
   return 0;
 }
 
+/* Looks key up in a memo; a hit gives its leaf. */
+static memo_slot *memo_find(memo_slot *memo, const void *key, size_t len,
+                            uint64_t h, uint64_t epoch, int *hit) {
+  memo_slot *m = &memo[h & (MEMO_SLOTS - 1)];
+  *hit = m->raw && m->hash == h && m->epoch == epoch && m->len == len &&
+         memcmp(m->raw, key, len) == 0;
+  return m;
+}
+
+static void memo_store(memo_slot *m, const void *key, size_t len, uint64_t h,
+                       uint64_t epoch, uint32_t leaf) {
+  if (m->cap < len) {
+    uint8_t *nr = realloc(m->raw, len);
+    if (!nr)
+      return; /* not memoised, nothing else lost */
+    m->raw = nr;
+    m->cap = len;
+  }
+  memcpy(m->raw, key, len);
+  m->len = len;
+  m->hash = h;
+  m->epoch = epoch;
+  m->leaf = leaf;
+}
+
+/* Adds one sample at the stack ids[0..n). */
+static ljp_status add_stack(ljp_folder *f, const uint32_t *ids, size_t n,
+                            uint32_t *leaf) {
+  if (!f->smemo && !(f->smemo = calloc(MEMO_SLOTS, sizeof(*f->smemo))))
+    return LJP_E_NOMEM;
+  size_t len = n * sizeof(*ids);
+  uint64_t h = ljp_hash_bytes(ids, len);
+  int hit;
+  memo_slot *m = memo_find(f->smemo, ids, len, h, 0, &hit);
+  if (hit) {
+    *leaf = m->leaf;
+    return ljp_tree_add_at(f->t, m->leaf, 1) == UINT32_MAX ? LJP_E_NOMEM
+                                                           : LJP_OK;
+  }
+  *leaf = ljp_tree_add(f->t, ids, n, 1);
+  if (*leaf == UINT32_MAX)
+    return LJP_E_NOMEM;
+  memo_store(m, ids, len, h, 0, *leaf);
+  return LJP_OK;
+}
+
 static ljp_status add_sample(ljp_folder *f, const ljp_sample *s,
-                             ljp_flavor flavor) {
+                             ljp_flavor flavor, uint32_t *leaf) {
   size_t n = ljp_sample_stack(s, f->o.view, f->frames, f->fcap);
   if (n > f->fcap) {
     ljp_frame *nf = realloc(f->frames, (n + 64) * sizeof(*nf));
@@ -224,7 +292,27 @@ static ljp_status add_sample(ljp_folder *f, const ljp_sample *s,
   for (size_t i = 0; i < k; i++)
     if (!f->ids[i])
       return LJP_E_NOMEM;
-  return ljp_tree_add(f->t, f->ids, k, 1) == UINT32_MAX ? LJP_E_NOMEM : LJP_OK;
+  return add_stack(f, f->ids, k, leaf);
+}
+
+static ljp_status add_sample_memo(ljp_folder *f, const ljp_reader *r,
+                                  const ljp_event *ev, ljp_flavor flavor) {
+  uint32_t leaf;
+  if (!r || !ev->raw || !ev->raw_len)
+    return add_sample(f, &ev->u.sample, flavor, &leaf);
+  if (!f->memo && !(f->memo = calloc(MEMO_SLOTS, sizeof(*f->memo))))
+    return LJP_E_NOMEM;
+  uint64_t h = ljp_hash_bytes(ev->raw, ev->raw_len);
+  uint64_t epoch = ljp_reader_symbol_epoch(r);
+  int hit;
+  memo_slot *m = memo_find(f->memo, ev->raw, ev->raw_len, h, epoch, &hit);
+  if (hit)
+    return ljp_tree_add_at(f->t, m->leaf, 1) == UINT32_MAX ? LJP_E_NOMEM
+                                                           : LJP_OK;
+  ljp_status st = add_sample(f, &ev->u.sample, flavor, &leaf);
+  if (st == LJP_OK)
+    memo_store(m, ev->raw, ev->raw_len, h, epoch, leaf);
+  return st;
 }
 
 /* memprof sites: chunk; function; line — or the single reference name. */
@@ -310,7 +398,7 @@ LJP_API ljp_status ljp_folder_add(ljp_folder *f, const ljp_reader *r,
                       : r ? ljp_reader_flavor(r)
                           : LJP_FLAVOR_TARANTOOL;
   if (ev->type == LJP_EV_SAMPLE)
-    return add_sample(f, &ev->u.sample, flavor);
+    return add_sample_memo(f, r, ev, flavor);
   if (ev->type == LJP_EV_MEMORY)
     return add_mem(f, &ev->u.mem, flavor);
   return LJP_OK;

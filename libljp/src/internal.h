@@ -165,6 +165,22 @@ static inline int cur_uleb(cursor *c, uint64_t *out) {
   }
   uint64_t v = 0;
   unsigned shift = 0;
+  if (LJP_LIKELY(c->end - p >= 10)) {
+    /* Room for the longest encoding: no bounds check per byte. */
+    for (int i = 0; i < 10; i++) {
+      uint8_t b = p[i];
+      if (i == 9 && b > 1)
+        return CUR_BAD;
+      v |= (uint64_t)(b & 0x7f) << shift;
+      if (!(b & 0x80)) {
+        *out = v;
+        c->p = p + i + 1;
+        return CUR_OK;
+      }
+      shift += 7;
+    }
+    return CUR_BAD;
+  }
   for (int i = 0; i < 10; i++) {
     if (p >= c->end)
       return CUR_NEED;
@@ -213,8 +229,14 @@ struct ljp_reader {
   ljp_counters cnt;
 
   ljp_event ev;
-  ljp_frame *lua, *host;   /* frame buffers of the current sample */
+  ljp_frame *lua, *host;   /* frame buffers of the sample being decoded */
   size_t lua_cap, host_cap;
+  /* The previous sample's stacks, resolved: consecutive samples share
+   * their outer frames, which are then copied instead of looked up. */
+  ljp_frame *plua, *phost;
+  size_t plua_cap, phost_cap, plua_n, phost_n;
+  uint64_t plua_epoch, phost_epoch; /* syms_epoch when they were resolved */
+  uint64_t syms_epoch;     /* bumped by every change of the symbol table */
 
   /* host address -> C floor cache; invalidated when C symbols change */
   uint64_t *hc_addr;

@@ -40,6 +40,8 @@ LJP_API void ljp_reader_free(ljp_reader *r) {
   symtab_free(&r->syms);
   free(r->lua);
   free(r->host);
+  free(r->plua);
+  free(r->phost);
   free(r->hc_addr);
   free(r->hc_sym);
   free(r->hc_stamp);
@@ -224,8 +226,11 @@ int reader_define(ljp_reader *r, ljp_symbol *def, int initial, uint8_t header,
                          (unsigned long long)r->lim.max_symbols);
     return reader_fail(r, LJP_E_NOMEM, off, "out of memory");
   }
-  if (def->kind == LJP_SYM_CFUNC && (!dup || redefined))
-    r->syms_gen++;
+  if (!dup || redefined) {
+    r->syms_epoch++;
+    if (def->kind == LJP_SYM_CFUNC)
+      r->syms_gen++;
+  }
   if (initial)
     r->cnt.symbols_initial[def->kind]++;
   else
@@ -427,7 +432,10 @@ LJP_API ljp_status ljp_reader_next(ljp_reader *r, const ljp_event **ev) {
     r->ev.offset = r->pos;
     int rc = parse_one(r, &c);
     if (rc == LJP_OK) {
-      r->pos = cur_off(&c);
+      uint64_t end = cur_off(&c);
+      r->ev.raw = r->in.data + (size_t)(r->pos - r->in.base);
+      r->ev.raw_len = (size_t)(end - r->pos);
+      r->pos = end;
       *ev = &r->ev;
       return LJP_OK;
     }
@@ -487,6 +495,9 @@ LJP_API const ljp_symbol *ljp_reader_lookup_cfunc(const ljp_reader *r,
                                                   uint64_t addr) {
   /* The floor search may merge pending entries: logically const. */
   return r ? symtab_cfloor((symtab *)&r->syms, addr) : NULL;
+}
+LJP_API uint64_t ljp_reader_symbol_epoch(const ljp_reader *r) {
+  return r ? r->syms_epoch : 0;
 }
 LJP_API unsigned ljp_reader_alias_count(const ljp_reader *r) {
   return r ? r->syms.naliases : 0;

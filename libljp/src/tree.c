@@ -74,6 +74,12 @@ struct ljp_tree {
    * nodes are still in cache when their totals grow. */
   uint32_t *last_frames, *last_nodes;
   size_t last_len, last_cap;
+
+  /* Totals are derived: adding a sample touches only its leaf's self
+   * weight, and the totals are summed up the tree (children have larger
+   * ids than their parents) when next asked for.  A deep stack then costs
+   * one write instead of one cache miss per ancestor. */
+  int totals_dirty;
 };
 
 #define ARENA_CHUNK (64u * 1024u)
@@ -432,11 +438,27 @@ LJP_API uint32_t ljp_tree_add(ljp_tree *t, const uint32_t *frames, size_t n,
   }
   t->last_len = n;
   t->nodes[node].self = add_wrap(t->nodes[node].self, weight);
-  t->nodes[0].total = add_wrap(t->nodes[0].total, weight);
-  for (size_t i = 0; i < n; i++) {
-    tree_node *p = &t->nodes[t->last_nodes[i]];
-    p->total = add_wrap(p->total, weight);
-  }
+  t->totals_dirty = 1;
+  return node;
+}
+
+/* Recomputes every total from the self weights, leaves first. */
+static void sum_totals(ljp_tree *t)
+{
+  for (uint32_t i = 0; i < t->nnodes; i++)
+    t->nodes[i].total = t->nodes[i].self;
+  for (uint32_t i = t->nnodes; i-- > 1;)
+    t->nodes[t->nodes[i].parent].total =
+        add_wrap(t->nodes[t->nodes[i].parent].total, t->nodes[i].total);
+  t->totals_dirty = 0;
+}
+
+LJP_API uint32_t ljp_tree_add_at(ljp_tree *t, uint32_t node, int64_t weight)
+{
+  if (!t || node >= t->nnodes)
+    return UINT32_MAX;
+  t->nodes[node].self = add_wrap(t->nodes[node].self, weight);
+  t->totals_dirty = 1;
   return node;
 }
 
@@ -465,7 +487,14 @@ NODE_FIELD(ljp_tree_node_parent, uint32_t, parent)
 NODE_FIELD(ljp_tree_node_frame, uint32_t, frame)
 NODE_FIELD(ljp_tree_node_depth, uint32_t, depth)
 NODE_FIELD(ljp_tree_node_self, int64_t, self)
-NODE_FIELD(ljp_tree_node_total, int64_t, total)
+LJP_API int64_t ljp_tree_node_total(const ljp_tree *t, uint32_t node)
+{
+  if (!t || node >= t->nnodes)
+    return 0;
+  if (t->totals_dirty) /* logically const: a cache of the self weights */
+    sum_totals((ljp_tree *)t);
+  return t->nodes[node].total;
+}
 
 /* ------------------------------------------------------------------------ */
 /* Sorted children                                                          */
