@@ -96,7 +96,7 @@ measure() {
   RC=0 WALL=? CPU=? RSS=?
   for ((i = 0; i < REPEAT; i++)); do
     if [ -x "$RUNSTAT" ]; then
-      "$RUNSTAT" -e "$WORK/err.out" "$@" 2> "$WORK/stat.out"
+      "$RUNSTAT" -e "$WORK/err.out" ${STDIN:+-i "$STDIN"} "$@" 2> "$WORK/stat.out"
       RC=$?
       line=$(tail -n 1 "$WORK/stat.out")
     else
@@ -119,6 +119,17 @@ declare -A BASE_CAT BASE_SUM RSSOF
 printf '%-34s %-9s %8s %7s %8s %12s %9s %7s %7s\n' \
   command input "wall s" "cpu s" "MiB/s" "records/s" "RSS MiB" "x cat" "x summ"
 echo "(rates and ratios per CPU second: user+sys of the best of $REPEAT runs)"
+
+# Rows ending in "(pipe)" read the input from a pipe (STDIN=file), so the
+# reader cannot map it and peak RSS is the tool's own memory; the others
+# map the file, and its pages count in RSS.
+pipe_row() { # pipe_row LABEL INPUT CMD... (the command reads "-")
+  [ -x "$RUNSTAT" ] || return 0
+  STDIN=$WORK/$2
+  row "$@"
+  STDIN=
+}
+STDIN=
 
 row() { # row LABEL INPUT CMD...
   local label=$1 in=$2; shift 2
@@ -153,6 +164,9 @@ sysrows() { # sysrows INPUT
   row "ljpfold --format=tarantool" "$1" "$FOLD" --format=tarantool "$f"
   row "ljpfold --stack=lua" "$1" "$FOLD" --stack=lua "$f"
   row "ljpdump (sysprof report)" "$1" "$DUMP" "$f"
+  pipe_row "ljpdump --summary (pipe)" "$1" "$DUMP" --summary -
+  pipe_row "ljpfold (pipe)" "$1" "$FOLD" -
+  pipe_row "ljpfold --format=tarantool (pipe)" "$1" "$FOLD" --format=tarantool -
 }
 
 memrows() { # memrows INPUT
@@ -161,6 +175,8 @@ memrows() { # memrows INPUT
   row "ljpdump (memprof report)" "$1" "$DUMP" "$f"
   row "ljpfold (memprof, bytes)" "$1" "$FOLD" "$f"
   row "ljpfold --weight=live" "$1" "$FOLD" --weight=live "$f"
+  pipe_row "ljpdump (memprof report, pipe)" "$1" "$DUMP" -
+  pipe_row "ljpfold --weight=live (pipe)" "$1" "$FOLD" --weight=live -
 }
 
 declare -A FOLD_WALL FOLD_CPU
@@ -180,6 +196,7 @@ awk -v w="${FOLD_WALL[sys.ljp]}" -v c="${FOLD_CPU[sys.ljp]}" -v s="$SIZE" -v d="
          s, d, c < 0.1 ? "met" : "missed", c, w }'
 if [ "$QUICK" = 0 ]; then
   echo "RSS flatness (${SCALE}x input, same unique stacks/sites): peak RSS large / small"
+  echo "(mapped inputs count in RSS: the (pipe) rows show the tools' own memory)"
   for key in "${!RSSOF[@]}"; do
     label=${key%|*} in=${key#*|}
     case $in in

@@ -78,6 +78,8 @@ enum {
 #define GEN_NLUAC 48       /* Lua-C functions (lbox_*) after the handlers */
 #define GEN_NFIXED (CS_BC_FIRST + GEN_NBC + GEN_NLUAC)
 #define GEN_DYN 8          /* prototypes redefined by proto churn */
+#define GEN_DYN_FREE 11    /* free addresses they move among (not GEN_DYN:
+                              a slot must not get its own address back) */
 
 typedef struct gen_csym {
   uint64_t addr;
@@ -107,7 +109,8 @@ typedef struct gen_world {
   size_t names_len, names_cap;
   gen_proto *protos;       /* [0] main chunk, [1..GEN_DYN] churned, rest */
   unsigned nprotos;
-  unsigned dyn_epoch[GEN_DYN];
+  uint64_t dyn_free[GEN_DYN_FREE]; /* FIFO of proto addresses not in use */
+  unsigned dyn_head;
   gen_trace *traces;       /* index = traceno - 1 */
   unsigned ntraces;
   uint64_t churn_trace, churn_proto; /* events written so far */

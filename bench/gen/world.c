@@ -155,8 +155,9 @@ static int build_protos(builder *b, const gen_opts *o) {
     } else if (i <= GEN_DYN) {
       char j[16];
       snprintf(j, sizeof(j), "%u", i - 1);
-      proto_name(p, "@/opt/app/hot/reload_%s_v%s.lua", j, "0");
+      proto_name(p, "@/opt/app/hot/reload_%s%s.lua", j, "");
       p->line = 10 + i;
+
     } else if (i + NELEM(sources) >= w->nprotos) {
       p->text = sources[w->nprotos - 1 - i];
       p->line = 1;
@@ -165,6 +166,9 @@ static int build_protos(builder *b, const gen_opts *o) {
                  mods[gen_below(&b->rng, NELEM(mods))]);
     }
   }
+  /* Free addresses for reloads, after every initial prototype. */
+  for (unsigned k = 0; k < GEN_DYN_FREE; k++)
+    w->dyn_free[k] = 0x7f3a2c000000ULL + (w->nprotos + k) * 0x200ULL;
   return 0;
 }
 
@@ -282,16 +286,20 @@ ljp_status world_churn_trace(gen_world *w, ljp_writer *wr) {
                                tr->line[tr->cur]);
 }
 
-/* Like a module reloaded after the old one was collected: the same proto
- * address comes back with another chunk (two versions, alternating). */
+/* Like a module reloaded after the old one was collected: the prototype
+ * comes back with the same chunk and line at another address, and its old
+ * address goes to the end of a queue of freed ones, to be taken later by
+ * another reloaded prototype (another chunk: a real redefinition, which
+ * only a reader resolving each sample against the table of its moment
+ * names right).  Stacks follow their prototype, so the folded names and
+ * the set of distinct stacks stay the same however long the stream is. */
 ljp_status world_churn_proto(gen_world *w, ljp_writer *wr) {
   unsigned j = (unsigned)(w->churn_proto % GEN_DYN);
   gen_proto *p = &w->protos[1 + j];
-  char js[16], vs[16];
+  uint64_t old = p->addr;
   w->churn_proto++;
-  w->dyn_epoch[j]++;
-  snprintf(js, sizeof(js), "%u", j);
-  snprintf(vs, sizeof(vs), "%u", w->dyn_epoch[j] % 2);
-  proto_name(p, "@/opt/app/hot/reload_%s_v%s.lua", js, vs);
+  p->addr = w->dyn_free[w->dyn_head];
+  w->dyn_free[w->dyn_head] = old;
+  w->dyn_head = (w->dyn_head + 1) % GEN_DYN_FREE;
   return ljp_write_event_lfunc(wr, p->addr, p->chunk, p->chunk_len, p->line);
 }
