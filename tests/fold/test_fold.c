@@ -386,6 +386,14 @@ END_TEST
 
 /* ---- the bundled captures ---- */
 
+/* testdata/captures/<name><ext>, allocated. */
+static char *capture_path(const char *name, const char *ext) {
+  int n = snprintf(NULL, 0, "%s/captures/%s%s", testdata, name, ext);
+  char *p = malloc((size_t)n + 1);
+  snprintf(p, (size_t)n + 1, "%s/captures/%s%s", testdata, name, ext);
+  return p;
+}
+
 static uint8_t *slurp(const char *path, size_t *len) {
   FILE *f = fopen(path, "rb");
   ck_assert_msg(f != NULL, "cannot open %s", path);
@@ -425,10 +433,10 @@ static char **lines_of(char *text, size_t *n) {
 }
 
 static int list_captures(const char *prefix, char names[][128], int max) {
-  char dir[512];
-  snprintf(dir, sizeof(dir), "%s/captures", testdata);
+  char *dir = capture_path("", "");
   DIR *d = opendir(dir);
   ck_assert_msg(d != NULL, "no %s", dir);
+  free(dir);
   int n = 0;
   struct dirent *e;
   while ((e = readdir(d)) && n < max) {
@@ -450,12 +458,13 @@ START_TEST(captures_reference_fold) {
   int n = list_captures("sp_", names, 64);
   ck_assert_int_ge(n, 12);
   for (int i = 0; i < n; i++) {
-    char path[700];
     size_t len, rlen;
-    snprintf(path, sizeof(path), "%s/captures/%s.bin", testdata, names[i]);
+    char *path = capture_path(names[i], ".bin");
     uint8_t *data = slurp(path, &len);
-    snprintf(path, sizeof(path), "%s/captures/%s.fold.txt", testdata, names[i]);
+    free(path);
+    path = capture_path(names[i], ".fold.txt");
     char *ref = (char *)slurp(path, &rlen);
+    free(path);
     ljp_fold_options o;
     memset(&o, 0, sizeof(o));
     o.view = LJP_VIEW_REFERENCE;
@@ -482,10 +491,10 @@ START_TEST(captures_every_view_keeps_every_sample) {
   char names[64][128];
   int n = list_captures("sp_", names, 64);
   for (int i = 0; i < n; i++) {
-    char path[700];
     size_t len;
-    snprintf(path, sizeof(path), "%s/captures/%s.bin", testdata, names[i]);
+    char *path = capture_path(names[i], ".bin");
     uint8_t *data = slurp(path, &len);
+    free(path);
     ljp_reader *r = ljp_reader_new();
     ljp_reader_open_memory(r, data, len);
     const ljp_event *ev;
@@ -535,10 +544,10 @@ START_TEST(captures_memprof_bytes) {
   int n = list_captures("mp_", names, 64);
   ck_assert_int_ge(n, 7);
   for (int i = 0; i < n; i++) {
-    char path[700];
     size_t len;
-    snprintf(path, sizeof(path), "%s/captures/%s.bin", testdata, names[i]);
+    char *path = capture_path(names[i], ".bin");
     uint8_t *data = slurp(path, &len);
+    free(path);
     ljp_reader *r = ljp_reader_new();
     ljp_reader_open_memory(r, data, len);
     const ljp_event *ev;
