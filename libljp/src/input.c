@@ -69,3 +69,19 @@ void input_close(ljp_input *in) {
   memset(in, 0, sizeof(*in));
   in->fd = -1;
 }
+
+#define RELEASE_STEP (2u << 20)
+
+void input_release(ljp_input *in, uint64_t pos) {
+  if (!in->map || pos < in->map_dropped + RELEASE_STEP)
+    return;
+  long page = sysconf(_SC_PAGESIZE);
+  size_t upto = (size_t)pos & ~((size_t)(page > 0 ? page : 4096) - 1);
+  if (upto <= in->map_dropped)
+    return;
+  /* Read-only private mapping: dropped pages would simply be read from
+   * the file again if touched. */
+  madvise((char *)in->map + in->map_dropped, upto - in->map_dropped,
+          MADV_DONTNEED);
+  in->map_dropped = upto;
+}

@@ -76,6 +76,7 @@ typedef struct ljp_input {
   size_t cap;
   void *map;               /* mmap'ed file */
   size_t map_len;
+  size_t map_dropped;      /* bytes at the start already given back */
 } ljp_input;
 
 /* Makes at least want bytes available from absolute offset pos, reading
@@ -83,6 +84,10 @@ typedef struct ljp_input {
  * which is < want only at EOF), or -1 on a read error (errno kept). */
 long long input_fill(ljp_input *in, uint64_t pos, size_t want);
 void input_close(ljp_input *in);
+/* Gives back the pages of a mapped file before absolute offset pos: a
+ * profile is read once, front to back, and its pages must not pile up in
+ * the process's resident set. */
+void input_release(ljp_input *in, uint64_t pos);
 
 /* ---- symbol table ---- */
 

@@ -153,6 +153,7 @@ LJP_API ljp_status ljp_reader_open_path(ljp_reader *r, const char *path) {
       close(fd);
       r->in.map = m;
       r->in.map_len = (size_t)st.st_size;
+      madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
       return ljp_reader_open_memory(r, m, (size_t)st.st_size);
     }
   }
@@ -433,6 +434,8 @@ LJP_API ljp_status ljp_reader_next(ljp_reader *r, const ljp_event **ev) {
     int rc = parse_one(r, &c);
     if (rc == LJP_OK) {
       uint64_t end = cur_off(&c);
+      /* Everything before this record is done with (symbols are copied). */
+      input_release(&r->in, r->pos);
       r->ev.raw = r->in.data + (size_t)(r->pos - r->in.base);
       r->ev.raw_len = (size_t)(end - r->pos);
       r->pos = end;
