@@ -13,6 +13,13 @@
 
 #include <string.h>
 
+/* Names end at a NUL, as the producer's strlen() cuts them: ljp.h
+ * promises names without NUL, and hostile streams must keep that. */
+static size_t name_len(const uint8_t *s, uint64_t n) {
+  const uint8_t *nul = n ? memchr(s, 0, (size_t)n) : NULL;
+  return nul ? (size_t)(nul - s) : (size_t)n;
+}
+
 int dec_sym_lfunc(ljp_reader *r, cursor *c, ljp_symbol *d) {
   const uint8_t *s;
   uint64_t n;
@@ -23,7 +30,7 @@ int dec_sym_lfunc(ljp_reader *r, cursor *c, ljp_symbol *d) {
   if (rc)
     return rc;
   d->name = (const char *)s;
-  d->name_len = (size_t)n;
+  d->name_len = name_len(s, n);
   GET_ULEB(r, c, d->line, "ULEB128 first line of a Lua symbol");
   return LJP_OK;
 }
@@ -38,7 +45,7 @@ int dec_sym_cfunc(ljp_reader *r, cursor *c, ljp_symbol *d) {
   if (rc)
     return rc;
   d->name = (const char *)s;
-  d->name_len = (size_t)n;
+  d->name_len = name_len(s, n);
   return LJP_OK;
 }
 

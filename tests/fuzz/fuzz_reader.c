@@ -91,7 +91,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       const ljp_symbol *sym = ev->u.symbol.sym;
       FUZZ_CHECK(sym != NULL);
       if (sym->name)
-        FUZZ_CHECK(strlen(sym->name) <= sym->name_len);
+        FUZZ_CHECK(strlen(sym->name) == sym->name_len);
       if (sym->kind == LJP_SYM_LFUNC)
         FUZZ_CHECK(ljp_reader_lookup_proto(r, sym->addr) == sym);
       else if (sym->kind == LJP_SYM_TRACE)
