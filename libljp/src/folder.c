@@ -230,7 +230,8 @@ static void memo_store(memo_slot *m, const void *key, size_t len, uint64_t h,
     m->raw = nr;
     m->cap = len;
   }
-  memcpy(m->raw, key, len);
+  if (len)
+    memcpy(m->raw, key, len);
   m->len = len;
   m->hash = h;
   m->epoch = epoch;
