@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "strbuf.h"
-#include "tree_lookup.h"
+#include "ljp.h"
 #include "utf8.h"
 
 /* The embedded script (generated from flamegraph.js at build time). */

@@ -417,6 +417,10 @@ const char *ljp_tree_frame_name(const ljp_tree *t, uint32_t frame,
                                 size_t *len);
 ljp_class ljp_tree_frame_class(const ljp_tree *t, uint32_t frame);
 uint32_t ljp_tree_frame_count(const ljp_tree *t); /* ids are 1..count */
+/* The frame id of (name, cls), or 0 when it was never interned.  Creates
+ * nothing (differential graphs look up one tree's frames in another). */
+uint32_t ljp_tree_find_frame(const ljp_tree *t, const char *name, size_t len,
+                             ljp_class cls);
 
 /* Adds weight to the stack frames[0..n) (outermost first): self weight on
  * its leaf node, total weight on every node of the path (the root too).
@@ -430,6 +434,10 @@ uint32_t ljp_tree_add(ljp_tree *t, const uint32_t *frames, size_t n,
 uint32_t ljp_tree_add_at(ljp_tree *t, uint32_t node, int64_t weight);
 
 uint32_t ljp_tree_node_count(const ljp_tree *t);
+/* The child of parent with that frame, or 0 when there is none (node 0 is
+ * the root and never a child).  Creates nothing. */
+uint32_t ljp_tree_find_child(const ljp_tree *t, uint32_t parent,
+                             uint32_t frame);
 uint32_t ljp_tree_node_parent(const ljp_tree *t, uint32_t node);
 uint32_t ljp_tree_node_frame(const ljp_tree *t, uint32_t node);
 uint32_t ljp_tree_node_depth(const ljp_tree *t, uint32_t node);

@@ -16,7 +16,7 @@
  * stack again only adds weights.
  */
 #include "ljp.h"
-#include "tree_lookup.h"
+#include "ljp.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "ljp.h"
-#include "tree_lookup.h"
+#include "ljp.h"
 
 static uint32_t in(ljp_tree *t, const char *s, ljp_class c)
 {
