@@ -7,6 +7,8 @@
  * picks a slot, allocates into it when empty, else reallocates (growth,
  * like tables and string buffers) or frees it.  Freed addresses are
  * reused, as allocators do, so one address is allocated many times over.
+ * As in real programs, most frees come from the garbage collector (INTERNAL)
+ * and most reallocations from the code that allocated the block.
  */
 #include "gen.h"
 
@@ -20,6 +22,7 @@ typedef struct site {
 
 typedef struct block {
   uint64_t addr, size;     /* addr 0: slot empty */
+  unsigned site;           /* where it was allocated */
 } block;
 
 #define RECYCLE 1024
@@ -112,7 +115,14 @@ ljp_status gen_memprof(const gen_opts *o, gen_world *w, ljp_writer *wr,
     unsigned k = i < nsites ? (unsigned)i
                  : (unsigned)((uint64_t)gen_below(&r, nsites) *
                               gen_below(&r, nsites) / nsites);
-    const site *si = &sites[k];
+    block *b = &h.b[gen_below(&r, h.nslots)];
+    int realloc_ = b->addr && gen_pct(&r, 25);
+    if (b->addr && !realloc_ && gen_pct(&r, 70))
+      k = nsites; /* a free by the collector */
+    else if (realloc_ && gen_pct(&r, 60))
+      k = b->site;
+    static const site gc_site = {LJP_SRC_INTERNAL, 0, 0};
+    const site *si = k < nsites ? &sites[k] : &gc_site;
     uint64_t loc = si->src == LJP_SRC_LFUNC ? w->protos[si->addr].addr
                                             : si->addr;
     uint64_t line = si->src == LJP_SRC_LFUNC ? si->line : 0;
@@ -123,15 +133,15 @@ ljp_status gen_memprof(const gen_opts *o, gen_world *w, ljp_writer *wr,
     }
     if (s != LJP_OK)
       break;
-    block *b = &h.b[gen_below(&r, h.nslots)];
     if (!b->addr) {
+      b->site = k;
       b->size = draw_size(&r);
       b->addr = heap_addr(&h, &r, b->size);
       s = ljp_write_mem(wr, LJP_MEM_ALLOC, si->src, loc, line, 0, 0, 0,
                         b->addr, b->size);
       st->live_blocks++;
       st->live_bytes += b->size;
-    } else if (gen_pct(&r, 25)) {
+    } else if (realloc_) {
       uint64_t ns = b->size < 262144 && gen_pct(&r, 85) ? b->size * 2
                                                          : (b->size + 1) / 2;
       uint64_t na = heap_addr(&h, &r, ns);
