@@ -26,6 +26,13 @@
 
 #include "cap_internal.h"
 
+/* Raw stack reads: AddressSanitizer's redzones are not errors here. */
+#if defined(__GNUC__)
+#define CAP_RAW_READ __attribute__((no_sanitize_address))
+#else
+#define CAP_RAW_READ
+#endif
+
 uint64_t cap_now_ns(clockid_t clk)
 {
   struct timespec ts;
@@ -177,7 +184,8 @@ static void set_bounds(uintptr_t sp)
     bt_stack_hi = sp + ((uintptr_t)8 << 20);
 }
 
-static _Unwind_Reason_Code bt_step(struct _Unwind_Context *ctx, void *arg)
+CAP_RAW_READ static _Unwind_Reason_Code bt_step(struct _Unwind_Context *ctx,
+                                             void *arg)
 {
   uintptr_t ip = _Unwind_GetIP(ctx);
   (void)arg;
@@ -263,10 +271,36 @@ void cap_signal_set_unsafe(uint64_t glo, uint64_t ghi, uint64_t clo,
   nlibc_fn = nfn;
 }
 
-static int unwind_unsafe(uint64_t pc)
+/* The lock is taken inside libgcc_s, so while it is held a return address
+ * into libgcc_s sits in one of the innermost frames, whatever runs on top
+ * (libc's lock functions, a sanitizer's interceptor).  Scan the first words
+ * of the interrupted stack for one.  A stale value only costs that tick its
+ * host stack. */
+#define CAP_SCAN_WORDS 128
+CAP_RAW_READ static int libgcc_on_stack(const void *ucv)
+{
+#if defined(__x86_64__)
+  const ucontext_t *uc = ucv;
+  const uint64_t *sp = (const uint64_t *)(uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+  int i;
+  if (!sp || gcc_hi <= gcc_lo)
+    return 0;
+  for (i = 0; i < CAP_SCAN_WORDS; i++)
+    if (sp[i] >= gcc_lo && sp[i] < gcc_hi)
+      return 1;
+  return 0;
+#else
+  (void)ucv;
+  return 0;
+#endif
+}
+
+static int unwind_unsafe(uint64_t pc, const void *uc)
 {
   size_t lo = 0, hi = nlibc_fn;
   if (pc >= gcc_lo && pc < gcc_hi)
+    return 1;
+  if (libgcc_on_stack(uc))
     return 1;
   if (pc < libc_lo || pc >= libc_hi)
     return 0;
@@ -335,10 +369,11 @@ static void guard_remove(void)
 
 /* Unwinds into frames[0..cap) and drops everything inside the handler: the
  * stack then starts at the interrupted PC.  Returns the frame count. */
-static uint32_t capture_stack(uint64_t pc, uint64_t *frames, uint32_t cap)
+static uint32_t capture_stack(uint64_t pc, const void *uc, uint64_t *frames,
+                              uint32_t cap)
 {
   uint32_t i, n;
-  if (unwind_unsafe(pc)) {
+  if (unwind_unsafe(pc, uc)) {
     frames[0] = pc;
     return pc ? 1 : 0;
   }
@@ -413,7 +448,7 @@ static void cap_on_signal(int sig, siginfo_t *si, void *uc)
     uint64_t *frames = r->frames + (size_t)idx * r->stride;
     uint64_t pc = uc_pc(uc);
     if (cap_S.mode == LJP_CAPTURE_CALLGRAPH) {
-      r->nframes[idx] = capture_stack(pc, frames, r->stride);
+      r->nframes[idx] = capture_stack(pc, uc, frames, r->stride);
     } else {
       /* D needs the PC for trace attribution, L only the leaf. */
       frames[0] = pc;

@@ -21,8 +21,8 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <gnu/libc-version.h>
 #include <link.h>
-#include <pthread.h>
 #include <unwind.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -364,7 +364,9 @@ int cap_symbols_unsafe_setup(void)
     glo = g->xlo;
     ghi = g->xhi;
   }
-  c = find_module((uint64_t)(uintptr_t)&pthread_mutex_lock);
+  /* Not pthread_mutex_lock: sanitizers interpose it, and the mutex that
+   * matters is libc's. */
+  c = find_module((uint64_t)(uintptr_t)&gnu_get_libc_version);
   if (c && c != g && c != &mods[0]) {
     if (!c->loaded)
       module_load(c);
