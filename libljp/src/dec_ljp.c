@@ -22,6 +22,10 @@ static int grow_frames(ljp_reader *r, ljp_frame **buf, size_t *cap,
                        "%s deeper than %llu frames (the limit)", what,
                        (unsigned long long)r->lim.max_frames);
   size_t ncap = *cap ? *cap * 2 : 64;
+  /* Never past the limit, so the limit is exact: a stack of max_frames
+   * frames is read, one more frame fails. */
+  if (ncap > r->lim.max_frames)
+    ncap = (size_t)r->lim.max_frames;
   ljp_frame *nb = realloc(*buf, ncap * sizeof(*nb));
   if (!nb)
     return reader_fail(r, LJP_E_NOMEM, off, "out of memory");
