@@ -4,6 +4,7 @@
 #include "ljpdb.h"
 
 #include "cli.h"
+#include "cli_limits.h"
 #include "import.h"
 #include "schema.h"
 
@@ -73,6 +74,7 @@ int cmd_import(int argc, char **argv) {
     {"no-progress", no_argument, NULL, 'P'},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
+    CLI_LIMIT_OPTIONS,
     {NULL, 0, NULL, 0}};
   import_options opt = {0};
   progress prog = {NULL, -1, 0, -1};
@@ -87,9 +89,15 @@ int cmd_import(int argc, char **argv) {
     case 'v': verbose = 1; break;
     case 'h': ljpdb_print_usage(); return LJPDB_EXIT_OK;
     case ':': return ljpdb_usage_error("import: %s needs a value", argv[optind - 1]);
-    default: return ljpdb_usage_error("import: unknown option '%s'", argv[optind - 1]);
+    default: {
+      int lrc = cli_limit_option(c, optarg);
+      if (lrc == 1) break;
+      if (lrc) return lrc;
+      return ljpdb_usage_error("import: unknown option '%s'", argv[optind - 1]);
+    }
     }
   }
+  opt.limits = cli_limits();
   if (argc - optind < 2)
     return ljpdb_usage_error("import: needs DB and at least one FILE");
   const char *dbpath = argv[optind];

@@ -945,6 +945,8 @@ import_result import_file(importer *im, const char *path, int64_t *profile_id,
     msgf(im, "out of memory");
     goto failed;
   }
+  if (im->opt.limits)
+    ljp_reader_set_limits(im->r, im->opt.limits);
   ljp_status s = in.fd >= 0 ? ljp_reader_open_fd(im->r, in.fd)
                             : ljp_reader_open_path(im->r, path);
   if (s != LJP_OK) {

@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ljp.h"
+
 typedef struct importer importer;
 
 /* Called now and then while a file is read: bytes consumed of total. */
@@ -28,6 +30,7 @@ typedef struct import_options {
   import_progress_fn progress;
   void *progress_ctx;
   volatile sig_atomic_t *stop; /* set by a signal handler: stop, roll back */
+  const ljp_limits *limits;    /* reader limits; NULL: libljp's defaults */
 } import_options;
 
 typedef enum import_result {

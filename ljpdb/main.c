@@ -8,6 +8,7 @@
 #include "ljpdb.h"
 
 #include "cli.h"
+#include "cli_limits.h"
 #include "ljp.h"
 #include "schema.h"
 
@@ -26,6 +27,9 @@ static const char usage_text[] =
   "                          directory and extension)\n"
   "      --replace           re-import files already in DB (same content)\n"
   "      --progress, --no-progress   force the progress bar on or off\n"
+  "      --max-frames=N, --max-string=N, --max-symbols=N   reader limits\n"
+  "                          (defaults 1M frames per stack, 64M bytes per\n"
+  "                          name, 64M symbols; N takes K, M, G, T)\n"
   "  query [FORMAT] DB SQL run SQL ('-': read it from standard input)\n"
   "  profiles DB           list the imported profiles\n"
   "  top DB                functions by samples   [--profile P] [--self|--total] [-n N]\n"
@@ -38,7 +42,7 @@ static const char usage_text[] =
   "\n"
   "Output options (query and reports):\n"
   "  --tsv (query default), --csv, --json, --table (reports default),\n"
-  "  --header, --no-header\n"
+  "  --header, --no-header, --max-output=N (bytes, 0 = no limit; default 4G)\n"
   "\n"
   "Profiles (P) are named by id, label or path.  --help, --version.\n"
   "Exit status: 0 ok, 1 error (what could be imported was kept), 2 usage.\n";
@@ -135,6 +139,7 @@ static const struct {
 
 int main(int argc, char **argv) {
   cli_init("ljpdb");
+  cli_cap_stdout();
   if (argc < 2) return ljpdb_usage_error("missing command");
   if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
     fputs(usage_text, stdout);

@@ -5,6 +5,7 @@
  * `ljpdb top` prints a user can reproduce, change and extend with
  * `ljpdb query` (the statements are in docs/ljpdb-schema.md).
  */
+#include "cli_limits.h"
 #include "ljpdb.h"
 
 #include "schema.h"
@@ -41,6 +42,7 @@ static int parse_args(const char *cmd, int argc, char **argv, unsigned allow,
     {"header", no_argument, NULL, 'H'},
     {"no-header", no_argument, NULL, 'N'},
     {"help", no_argument, NULL, 'h'},
+    {"max-output", required_argument, NULL, CLI_OPT_MAX_OUTPUT},
     {NULL, 0, NULL, 0}};
   int c;
   memset(a, 0, sizeof *a);
@@ -78,6 +80,11 @@ static int parse_args(const char *cmd, int argc, char **argv, unsigned allow,
     case 'N': a->out.header = 0; break;
     case 'h': ljpdb_print_usage(); return LJPDB_EXIT_OK;
     case ':': return ljpdb_usage_error("%s: %s needs a value", cmd, argv[optind - 1]);
+    case CLI_OPT_MAX_OUTPUT: {
+      int lrc = cli_limit_option(c, optarg);
+      if (lrc != 1) return lrc;
+      break;
+    }
     default: goto unknown;
     }
   }

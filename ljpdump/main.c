@@ -5,6 +5,7 @@
  * listing, report), so pipes and huge files work the same as small files.
  */
 #include "cli.h"
+#include "cli_limits.h"
 #include "reports.h"
 #include "summary.h"
 
@@ -36,6 +37,7 @@ static void usage(void) {
       "  -n, --top=N             sysprof: rows of the function tables (20)\n"
       "      --flavor=NAME       fast-function names: auto (default),\n"
       "                          tarantool, luajit, openresty\n"
+      CLI_LIMIT_HELP
       "  -h, --help              show this help and exit\n"
       "  -V, --version           show the version and exit\n"
       "\n"
@@ -81,6 +83,7 @@ int main(int argc, char **argv) {
       {"report-era", required_argument, 0, OPT_ERA},
       {"top", required_argument, 0, 'n'},
       {"flavor", required_argument, 0, OPT_FLAVOR},
+      CLI_LIMIT_OPTIONS,
       {"help", no_argument, 0, 'h'},
       {"version", no_argument, 0, 'V'},
       {0, 0, 0, 0}};
@@ -126,13 +129,19 @@ int main(int argc, char **argv) {
       break;
     case 'h': usage(); return cli_finish_stdout();
     case 'V': cli_print_version(); return cli_finish_stdout();
-    default: return cli_usage_error("unknown option");
+    default: {
+      int lrc = cli_limit_option(c, optarg);
+      if (lrc == 1)
+        break;
+      return lrc ? lrc : cli_usage_error("unknown option");
+    }
     }
   }
   if (optind >= argc)
     return cli_usage_error("no input file");
   if (argc - optind > 1)
     return cli_usage_error("one input file at a time");
+  cli_cap_stdout();
   const char *path = argv[optind];
   /* The report is the default; a listing, the summary or JSON replace it. */
   int report = !d.events && !d.summary && !d.json;

@@ -3,6 +3,7 @@
  * speedscope, Firefox Profiler, Pyroscope and every tool that reads them.
  */
 #include "cli.h"
+#include "cli_limits.h"
 #include "fold_output.h"
 
 #include <getopt.h>
@@ -37,6 +38,7 @@ static void usage(void) {
       "Output:\n"
       "      --format=FMT        folded (default) or tarantool: exactly what\n"
       "                          Tarantool's `luajit -ts` prints (lines sorted)\n"
+      CLI_LIMIT_HELP
       "  -h, --help              show this help and exit\n"
       "  -V, --version           show the version and exit\n"
       "\n"
@@ -93,6 +95,7 @@ int main(int argc, char **argv) {
       {"exclude", required_argument, 0, OPT_EXCLUDE},
       {"base", required_argument, 0, OPT_BASE},
       {"format", required_argument, 0, OPT_FORMAT},
+      CLI_LIMIT_OPTIONS,
       {"help", no_argument, 0, 'h'},
       {"version", no_argument, 0, 'V'},
       {0, 0, 0, 0}};
@@ -148,11 +151,17 @@ int main(int argc, char **argv) {
       break;
     case 'h': usage(); return cli_finish_stdout();
     case 'V': cli_print_version(); return cli_finish_stdout();
-    default: return cli_usage_error("unknown option");
+    default: {
+      int lrc = cli_limit_option(c, optarg);
+      if (lrc == 1)
+        break;
+      return lrc ? lrc : cli_usage_error("unknown option");
+    }
     }
   }
   if (optind >= argc)
     return cli_usage_error("no input file");
+  cli_cap_stdout();
   if (tarantool) {
     fo.view = LJP_VIEW_REFERENCE;
     fo.style = LJP_NAME_REFERENCE;
@@ -193,12 +202,18 @@ int main(int argc, char **argv) {
       return CLI_EXIT_ERROR;
     }
   }
-  ljp_status st = tarantool
-                      ? fold_write_tarantool(out, ff.min_count, cli_emit_stdout, NULL)
-                      : ljp_tree_write_folded(out, ff.min_count, cli_emit_stdout, NULL);
-  if (st == LJP_E_NOMEM) {
-    cli_error("out of memory");
+  /* One deep stack of long names can make a line far longer than the
+   * input: refuse before building it. */
+  if (cli_check_output_size(cli_folded_size(out))) {
     rc = CLI_EXIT_ERROR;
+  } else {
+    ljp_status st =
+        tarantool ? fold_write_tarantool(out, ff.min_count, cli_emit_stdout, NULL)
+                  : ljp_tree_write_folded(out, ff.min_count, cli_emit_stdout, NULL);
+    if (st == LJP_E_NOMEM) {
+      cli_error("out of memory");
+      rc = CLI_EXIT_ERROR;
+    }
   }
   if (cli_finish_stdout())
     rc = CLI_EXIT_ERROR;

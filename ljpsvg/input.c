@@ -61,6 +61,7 @@ static int read_profile(const char *path, int fd, const void *mem,
   ljp_reader *r = ljp_reader_new();
   if (!r)
     return fail(res, "%s", "out of memory");
+  ljp_reader_set_limits(r, &o->limits);
   ljp_status st = mem ? ljp_reader_open_memory(r, mem, memlen)
                   : fd >= 0 ? ljp_reader_open_fd(r, fd)
                             : ljp_reader_open_path(r, path);

@@ -11,6 +11,7 @@
 typedef struct input_opts {
   ljp_fold_options fold;   /* view, style, weight, vmstate, flavor */
   int reverse;             /* --reverse */
+  ljp_limits limits;       /* reader limits; zero fields: defaults */
 } input_opts;
 
 typedef struct input_result {

@@ -14,6 +14,7 @@
 #include <libxml/xmlwriter.h>
 
 #include "cli.h"
+#include "cli_limits.h"
 #include "input.h"
 #include "layout.h"
 #include "ljp.h"
@@ -77,6 +78,7 @@ static void usage(FILE *out)
 "  --vmstate WHERE    VM-state frame: none (default), root, leaf\n"
 "  --addresses        C and host frames carry their symbol address\n"
 "  -o, --output FILE  write to FILE instead of stdout\n"
+CLI_READER_LIMIT_HELP
 "  -h, --help         this help\n"
 "  -V, --version      the version\n",
           palette_names());
@@ -125,6 +127,7 @@ static const struct option LONGOPTS[] = {
   {"vmstate", required_argument, NULL, OPT_VMSTATE},
   {"addresses", no_argument, NULL, OPT_ADDRESSES},
   {"output", required_argument, NULL, 'o'},
+  CLI_READER_LIMIT_OPTIONS,
   {"help", no_argument, NULL, 'h'},
   {"version", no_argument, NULL, 'V'},
   {NULL, 0, NULL, 0}
@@ -246,10 +249,19 @@ static int parse_args(int argc, char **argv, config *c)
     case 'o': c->output = optarg; break;
     case 'h': usage(stdout); exit(0);
     case 'V': cli_print_version(); exit(0);
+    case CLI_OPT_MAX_FRAMES:
+    case CLI_OPT_MAX_STRING:
+    case CLI_OPT_MAX_SYMBOLS: {
+      int lrc = cli_limit_option(ch, optarg);
+      if (lrc != 1)
+        return lrc;
+      break;
+    }
     default:
       return cli_usage_error("unknown option");
     }
   }
+  c->in.limits = *cli_limits();
   return 0;
 }
 

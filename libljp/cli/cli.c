@@ -3,6 +3,7 @@
  * the program name for messages.
  */
 #include "cli.h"
+#include "cli_limits.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -57,6 +58,7 @@ ljp_reader *cli_open_reader(const char *path, ljp_flavor flavor) {
   }
   if (flavor != LJP_FLAVOR_AUTO)
     ljp_reader_set_flavor(r, flavor);
+  ljp_reader_set_limits(r, cli_limits());
   ljp_status st = strcmp(path, "-") == 0 ? ljp_reader_open_fd(r, 0)
                                          : ljp_reader_open_path(r, path);
   if (st != LJP_OK) {
@@ -99,6 +101,11 @@ int cli_emit_stdout(void *ctx, const char *line, size_t len) {
 int cli_finish_stdout(void) {
   errno = 0;
   if (fflush(stdout) != 0 || ferror(stdout)) {
+    if (cli_output_capped()) {
+      fprintf(stderr, "%s: output stopped at the --max-output limit of %llu "
+              "bytes\n", prog_name, (unsigned long long)cli_max_output());
+      return CLI_EXIT_ERROR;
+    }
     int e = out_errno ? out_errno : errno ? errno : EIO;
     fprintf(stderr, "%s: write error: %s\n", prog_name, strerror(e));
     return CLI_EXIT_ERROR;
