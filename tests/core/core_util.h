@@ -20,6 +20,19 @@
       ck_abort_msg(__VA_ARGS__);                                              \
   } while (0)
 
+/* Sanitizer builds run the exhaustive loops with fewer samples: their
+ * point is memory errors, which the dense parts already reach. */
+#if defined(__SANITIZE_ADDRESS__)
+#define CORE_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CORE_SANITIZED 1
+#endif
+#endif
+#ifndef CORE_SANITIZED
+#define CORE_SANITIZED 0
+#endif
+
 /* argv[1] when given, else the path compiled in. */
 extern const char *core_testdata;
 void core_set_testdata(int argc, char **argv);

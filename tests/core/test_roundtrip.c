@@ -905,6 +905,22 @@ START_TEST(roundtrip_pair_through_sink)
 }
 END_TEST
 
+/* In sanitizer builds (where a decode costs far more) only cuts next to a
+ * record start, inside each record and at every 5th byte are tried. */
+static int cut_wanted(const builder *b, size_t cut)
+{
+  size_t i;
+  if (!CORE_SANITIZED || cut % 5 == 0)
+    return 1;
+  for (i = 0; i < b->n; i++) {
+    uint64_t o = b->ev[i].offset;
+    uint64_t next = i + 1 < b->n ? b->ev[i + 1].offset : o + 1;
+    if (cut + 1 == o || cut == o || cut == o + 1 || cut == (o + next) / 2)
+      return 1;
+  }
+  return 0;
+}
+
 /* Every cut of every built stream: truncated, never malformed, and the
  * events before the cut are exactly those whose records end by then. */
 START_TEST(roundtrip_every_cut)
@@ -919,9 +935,12 @@ START_TEST(roundtrip_every_cut)
   ck_assert_int_eq(full.status, LJP_END);
   ck_assert_uint_eq(full.nevents, b->n);
   for (cut = 0; cut < len; cut++) {
-    uint8_t *copy = malloc(cut ? cut : 1);
+    uint8_t *copy;
     core_decode d = { 0 };
     size_t i, expect = 0;
+    if (!cut_wanted(b, cut))
+      continue;
+    copy = malloc(cut ? cut : 1);
     memcpy(copy, data, cut);
     core_decode_memory(copy, cut, &d, 1);
     for (i = 0; i < b->n; i++) {
