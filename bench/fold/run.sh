@@ -67,12 +67,13 @@ declare -A RECORDS BYTES
 # gen NAME ljpgen-options...: writes $WORK/NAME once per set of options.
 gen() {
   local name=$1; shift
-  local f=$WORK/$name stamp=$WORK/$name.opts
-  if [ ! -s "$f" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$*" ]; then
+  local f=$WORK/$name stamp=$WORK/$name.opts key
+  key="$* $(cksum < "$GEN")" # regenerate when the options or ljpgen change
+  if [ ! -s "$f" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$key" ]; then
     echo "generating $name ($*) ..." >&2
     "$GEN" -o "$f" "$@" 2> "$WORK/$name.facts" ||
       { echo "run.sh: ljpgen failed: $(cat "$WORK/$name.facts")" >&2; exit 1; }
-    echo "$*" > "$stamp"
+    echo "$key" > "$stamp"
   fi
   RECORDS[$name]=$(sed -n 's/.*records=\([0-9]*\).*/\1/p' "$WORK/$name.facts")
   BYTES[$name]=$(stat -c %s "$f")
