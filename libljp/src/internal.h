@@ -52,6 +52,8 @@ void u64map_init(u64map *m);
 void u64map_free(u64map *m);
 void *u64map_get(const u64map *m, uint64_t key);
 int u64map_put(u64map *m, uint64_t key, void *val); /* 0 ok, -1 OOM */
+/* Removes key; returns its value, or NULL when it was not there. */
+void *u64map_del(u64map *m, uint64_t key);
 
 static inline uint64_t ljp_hash64(uint64_t x) {
   x ^= x >> 33;
@@ -127,6 +129,8 @@ typedef struct symtab {
   unsigned naliases, capaliases;
   uint64_t nsymbols;       /* definitions allocated */
   uint64_t max_symbols;
+  int oom;                 /* an alias could not be numbered: the reader
+                              fails the record with LJP_E_NOMEM */
 } symtab;
 
 void symtab_init(symtab *s, uint64_t max_symbols);

@@ -432,6 +432,8 @@ LJP_API ljp_status ljp_reader_next(ljp_reader *r, const ljp_event **ev) {
     c.end = c.p + have;
     r->ev.offset = r->pos;
     int rc = parse_one(r, &c);
+    if (LJP_UNLIKELY(r->syms.oom))
+      return reader_fail(r, LJP_E_NOMEM, r->pos, "out of memory");
     if (rc == LJP_OK) {
       uint64_t end = cur_off(&c);
       /* Everything before this record is done with (symbols are copied). */

@@ -65,8 +65,10 @@ int symtab_use_chunk(symtab *s, const ljp_symbol *sym) {
   if (s->naliases == s->capaliases) {
     unsigned ncap = s->capaliases ? s->capaliases * 2 : 8;
     const ljp_symbol **na = realloc(s->aliases, ncap * sizeof(*na));
-    if (!na)
+    if (!na) {
+      s->oom = 1; /* callers resolve names mid-record: checked per record */
       return -1;
+    }
     s->aliases = na;
     s->capaliases = ncap;
   }
