@@ -413,6 +413,8 @@ LJP_API ljp_status ljp_reader_next(ljp_reader *r, const ljp_event **ev) {
     long long have = input_fill(&r->in, r->pos, want);
     if (have < 0) {
       int e = errno;
+      if (e == ENOMEM) /* the window could not grow */
+        return reader_fail(r, LJP_E_NOMEM, r->pos, "out of memory");
       return reader_fail(r, LJP_E_IO, r->pos, "read error: %s", strerror(e));
     }
     if (have == 0 && r->in.eof) {
