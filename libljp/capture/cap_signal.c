@@ -373,7 +373,8 @@ static uint32_t capture_stack(uint64_t pc, const void *uc, uint64_t *frames,
                               uint32_t cap)
 {
   uint32_t i, n;
-  if (unwind_unsafe(pc, uc)) {
+  /* In a trace: the sample names the trace and carries no host stack. */
+  if (in_mcode(pc) || unwind_unsafe(pc, uc)) {
     frames[0] = pc;
     return pc ? 1 : 0;
   }

@@ -340,7 +340,15 @@ static cap_module *find_module_rescan(uint64_t addr)
 
 int cap_symbols_init(void)
 {
-  return list_modules();
+  size_t i;
+  if (list_modules() != 0)
+    return -1;
+  /* Read the symbol tables now rather than at the first safe points: start
+   * is the place for one-time costs. */
+  for (i = 0; i < nmods; i++)
+    if (!mods[i].loaded)
+      module_load(&mods[i]);
+  return 0;
 }
 
 static uint64_t *libc_fn;
