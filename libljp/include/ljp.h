@@ -316,7 +316,7 @@ ljp_status ljp_reader_open_fd(ljp_reader *r, int fd);
 ljp_status ljp_reader_next(ljp_reader *r, const ljp_event **ev);
 
 /* The sticky status and its message ("offset 1234: truncated ULEB128 in host
- * stack"); "" while no error.  The offset of the fault (the byte where the
+ * stack"); LJP_OK and "" while no error, also after LJP_END.  The offset of the fault (the byte where the
  * offending record or field starts). */
 ljp_status ljp_reader_status(const ljp_reader *r);
 const char *ljp_reader_error(const ljp_reader *r);

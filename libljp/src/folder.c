@@ -366,11 +366,12 @@ static ljp_status add_mem(ljp_folder *f, const ljp_mem_event *m,
    * it is freed or moved; blocks from before the profile started are not
    * known and not charged. */
   if (m->kind != LJP_MEM_ALLOC) {
-    heap_block *b = u64map_get(&f->heap, m->old_addr);
+    heap_block *b = u64map_del(&f->heap, m->old_addr);
     if (b) {
-      if (ljp_tree_add(f->t, b->ids, b->n, -(int64_t)b->size) == UINT32_MAX)
+      uint32_t leaf = ljp_tree_add(f->t, b->ids, b->n, -(int64_t)b->size);
+      free(b); /* the map follows the live heap, not every address seen */
+      if (leaf == UINT32_MAX)
         return LJP_E_NOMEM;
-      b->size = 0;
     }
   }
   if (m->kind != LJP_MEM_FREE) {

@@ -131,6 +131,7 @@ const ljp_symbol *symtab_define(symtab *s, const ljp_symbol *def, int *dup,
      * loop recompiled under its old number after jit.flush()) names
      * exactly what the current definition names: keep one. */
     if (old->line == def->line && old->addr == def->addr &&
+        old->mcode == def->mcode &&
         old->name_len == def->name_len &&
         (def->name_len == 0 || memcmp(old->name, def->name, def->name_len) == 0)) {
       *dup = 1;

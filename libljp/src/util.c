@@ -121,6 +121,34 @@ int u64map_put(u64map *m, uint64_t key, void *val) {
   return 0;
 }
 
+void *u64map_del(u64map *m, uint64_t key) {
+  if (!m->cap)
+    return NULL;
+  size_t mask = m->cap - 1, i = (size_t)ljp_hash64(key) & mask;
+  while (m->vals[i] && m->keys[i] != key)
+    i = (i + 1) & mask;
+  void *val = m->vals[i];
+  if (!val)
+    return NULL;
+  /* Backward-shift deletion: pull later members of the probe run into the
+   * hole, so lookups never need tombstones. */
+  for (size_t j = i;;) {
+    j = (j + 1) & mask;
+    if (!m->vals[j])
+      break;
+    size_t home = (size_t)ljp_hash64(m->keys[j]) & mask;
+    int stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
+    if (!stays) {
+      m->keys[i] = m->keys[j];
+      m->vals[i] = m->vals[j];
+      i = j;
+    }
+  }
+  m->vals[i] = NULL;
+  m->count--;
+  return val;
+}
+
 uint64_t ljp_hash_bytes(const void *p, size_t n) {
   /* FNV-1a over 8-byte words, finished with the 64-bit mixer. */
   const unsigned char *s = p;

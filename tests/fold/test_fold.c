@@ -384,6 +384,69 @@ START_TEST(memprof_weights) {
 }
 END_TEST
 
+/* Live bytes under heavy churn: thousands of blocks allocated, moved and
+ * freed at random addresses (the live map deletes as it goes) must leave
+ * exactly what a simple model says is still held, per site. */
+START_TEST(memprof_live_churn) {
+  enum { NADDR = 3000, NEV = 40000 };
+  static uint64_t size_at[NADDR];
+  static int site_at[NADDR];
+  memset(size_at, 0, sizeof(size_at));
+  int64_t held[3] = {0, 0, 0};
+  uint64_t rng = 12345;
+  ljp_writer *w = ljp_writer_new(NULL, NULL, 0);
+  ljp_write_symtab_begin(w, 3, 0);
+  ljp_write_symtab_lfunc(w, P_MAIN, "@m.lua", 6, 0);
+  ljp_write_symtab_end(w);
+  ljp_write_stream_begin(w, LJP_KIND_MEMPROF, 3, 0, 0);
+  for (int i = 0; i < NEV; i++) {
+    rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+    unsigned a = (unsigned)(rng >> 33) % NADDR, site = (unsigned)(rng >> 20) % 3;
+    uint64_t addr = 0x100000 + (uint64_t)a * 64, sz = 1 + (rng >> 50) % 500;
+    if (!size_at[a]) {
+      ljp_write_mem(w, LJP_MEM_ALLOC, LJP_SRC_LFUNC, P_MAIN, site + 1, 0, 0, 0,
+                    addr, sz);
+      size_at[a] = sz;
+      site_at[a] = (int)site;
+      held[site] += (int64_t)sz;
+    } else if (rng & 0x100) {
+      ljp_write_mem(w, LJP_MEM_FREE, LJP_SRC_INTERNAL, 0, 0, 0, addr,
+                    size_at[a], 0, 0);
+      held[site_at[a]] -= (int64_t)size_at[a];
+      size_at[a] = 0;
+    } else {
+      unsigned b = (a + 1 + (unsigned)(rng >> 40) % (NADDR - 1)) % NADDR;
+      if (size_at[b])
+        continue;
+      uint64_t baddr = 0x100000 + (uint64_t)b * 64;
+      ljp_write_mem(w, LJP_MEM_REALLOC, LJP_SRC_LFUNC, P_MAIN, site + 1, 0, addr,
+                    size_at[a], baddr, sz);
+      held[site_at[a]] -= (int64_t)size_at[a];
+      size_at[a] = 0;
+      size_at[b] = sz;
+      site_at[b] = (int)site;
+      held[site] += (int64_t)sz;
+    }
+  }
+  ljp_write_stream_end(w);
+  size_t len;
+  const uint8_t *d = ljp_writer_data(w, &len);
+  ljp_fold_options o;
+  memset(&o, 0, sizeof(o));
+  o.weight = LJP_WEIGHT_LIVE;
+  o.flavor = LJP_FLAVOR_AUTO;
+  char *got = fold_bytes(d, len, &o, 0);
+  char expect[256];
+  snprintf(expect, sizeof(expect),
+           "@m.lua;@m.lua:0;line 1 %lld\n@m.lua;@m.lua:0;line 2 %lld\n"
+           "@m.lua;@m.lua:0;line 3 %lld\n",
+           (long long)held[0], (long long)held[1], (long long)held[2]);
+  ck_assert_str_eq(got, expect);
+  free(got);
+  ljp_writer_free(w);
+}
+END_TEST
+
 /* ---- the bundled captures ---- */
 
 /* testdata/captures/<name><ext>, allocated. */
@@ -593,6 +656,7 @@ int main(int argc, char **argv) {
   tcase_add_test(tc, merged_boundary_placement);
   tcase_add_test(tc, names_follow_redefinitions);
   tcase_add_test(tc, memprof_weights);
+  tcase_add_test(tc, memprof_live_churn);
   suite_add_tcase(s, tc);
   TCase *tc2 = tcase_create("captures");
   tcase_set_timeout(tc2, 120);
