@@ -129,6 +129,8 @@ typedef struct symtab {
   unsigned naliases, capaliases;
   uint64_t nsymbols;       /* definitions allocated */
   uint64_t max_symbols;
+  int oom;                 /* an alias could not be numbered: the reader
+                              fails the record with LJP_E_NOMEM */
 } symtab;
 
 void symtab_init(symtab *s, uint64_t max_symbols);
