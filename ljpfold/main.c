@@ -83,7 +83,7 @@ int parse_flavor(const char *s, ljp_flavor *out) {
   return 0;
 }
 
-int main(int argc, char **argv) {
+static int fold_main(int argc, char **argv, fold_filter *ffp) {
   static const struct option opts[] = {
       {"stack", required_argument, 0, OPT_STACK},
       {"vmstate", optional_argument, 0, OPT_VMSTATE},
@@ -104,8 +104,6 @@ int main(int argc, char **argv) {
   memset(&fo, 0, sizeof(fo));
   fo.flavor = LJP_FLAVOR_AUTO;
   fo.weight = LJP_WEIGHT_BYTES;
-  fold_filter ff;
-  memset(&ff, 0, sizeof(ff));
   int tarantool = 0, c;
   unsigned long long u;
   while ((c = getopt_long(argc, argv, "hV", opts, NULL)) != -1) {
@@ -135,15 +133,15 @@ int main(int argc, char **argv) {
     case OPT_MIN:
       if (cli_parse_u64(optarg, &u) || u > INT64_MAX)
         return cli_usage_error("--min-count takes a count, not '%s'", optarg);
-      ff.min_count = (int64_t)u;
+      ffp->min_count = (int64_t)u;
       break;
     case OPT_INCLUDE:
-      if (add_regex(&ff.include, &ff.ninclude, optarg)) return CLI_EXIT_USAGE;
+      if (add_regex(&ffp->include, &ffp->ninclude, optarg)) return CLI_EXIT_USAGE;
       break;
     case OPT_EXCLUDE:
-      if (add_regex(&ff.exclude, &ff.nexclude, optarg)) return CLI_EXIT_USAGE;
+      if (add_regex(&ffp->exclude, &ffp->nexclude, optarg)) return CLI_EXIT_USAGE;
       break;
-    case OPT_BASE: ff.base = optarg; break;
+    case OPT_BASE: ffp->base = optarg; break;
     case OPT_FORMAT:
       if (!strcmp(optarg, "folded")) tarantool = 0;
       else if (!strcmp(optarg, "tarantool")) tarantool = 1;
@@ -195,8 +193,8 @@ int main(int argc, char **argv) {
   }
   ljp_folder_free(folder);
   ljp_tree *out = tree;
-  if (ff.ninclude || ff.nexclude || ff.base) {
-    out = fold_filter_tree(tree, &ff);
+  if (ffp->ninclude || ffp->nexclude || ffp->base) {
+    out = fold_filter_tree(tree, ffp);
     if (!out) {
       cli_error("out of memory");
       return CLI_EXIT_ERROR;
@@ -208,8 +206,8 @@ int main(int argc, char **argv) {
     rc = CLI_EXIT_ERROR;
   } else {
     ljp_status st =
-        tarantool ? fold_write_tarantool(out, ff.min_count, cli_emit_stdout, NULL)
-                  : ljp_tree_write_folded(out, ff.min_count, cli_emit_stdout, NULL);
+        tarantool ? fold_write_tarantool(out, ffp->min_count, cli_emit_stdout, NULL)
+                  : ljp_tree_write_folded(out, ffp->min_count, cli_emit_stdout, NULL);
     if (st == LJP_E_NOMEM) {
       cli_error("out of memory");
       rc = CLI_EXIT_ERROR;
@@ -220,8 +218,19 @@ int main(int argc, char **argv) {
   if (out != tree)
     ljp_tree_free(out);
   ljp_tree_free(tree);
-  for (size_t i = 0; i < ff.ninclude; i++) regfree(&ff.include[i]);
-  for (size_t i = 0; i < ff.nexclude; i++) regfree(&ff.exclude[i]);
+  return rc;
+}
+
+int main(int argc, char **argv) {
+  /* The filters outlive fold_main so that every exit path, usage errors
+   * included, frees them. */
+  fold_filter ff;
+  memset(&ff, 0, sizeof(ff));
+  int rc = fold_main(argc, argv, &ff);
+  for (size_t i = 0; i < ff.ninclude; i++)
+    regfree(&ff.include[i]);
+  for (size_t i = 0; i < ff.nexclude; i++)
+    regfree(&ff.exclude[i]);
   free(ff.include);
   free(ff.exclude);
   return rc;
