@@ -40,8 +40,15 @@ typedef struct tree_frame {
 typedef struct tree_node {
   uint32_t parent, frame, depth;
   uint32_t first_child, next_sibling;   /* 0 = none (node 0 is no child) */
+  uint32_t nchildren;
   int64_t self, total;
 } tree_node;
+
+/* Most nodes of a profile's tree have one child or a few: their children
+ * are found by walking the sibling list, which touches nodes that are
+ * usually still in cache.  Only parents with more children go into the
+ * (parent, frame) hash table, which stays small. */
+#define SMALL_FANOUT 8
 
 typedef struct node_slot {
   uint32_t parent, frame, node;         /* node 0 = empty slot */
@@ -65,6 +72,7 @@ struct ljp_tree {
   uint32_t nodes_cap;
   node_slot *ntab;
   uint32_t ntab_mask;
+  uint32_t nhashed;        /* entries in ntab */
 
   arena_chunk *arena;
 
@@ -356,20 +364,42 @@ static int node_table_grow(ljp_tree *t)
   return 0;
 }
 
+static uint32_t child_lookup(const ljp_tree *t, uint32_t parent,
+                             uint32_t frame)
+{
+  if (t->nodes[parent].nchildren <= SMALL_FANOUT) {
+    for (uint32_t c = t->nodes[parent].first_child; c;
+         c = t->nodes[c].next_sibling)
+      if (t->nodes[c].frame == frame)
+        return c;
+    return 0;
+  }
+  return node_probe(t, parent, frame)->node;
+}
+
+static int hash_child(ljp_tree *t, uint32_t parent, uint32_t frame,
+                      uint32_t node)
+{
+  if ((uint64_t)(t->nhashed + 1) * 2 > t->ntab_mask &&
+      node_table_grow(t) != 0)
+    return -1;
+  node_slot *s = node_probe(t, parent, frame);
+  s->parent = parent;
+  s->frame = frame;
+  s->node = node;
+  t->nhashed++;
+  return 0;
+}
+
 /* The child (parent, frame), created with zero weights when missing;
  * UINT32_MAX when out of memory. */
 static uint32_t node_child(ljp_tree *t, uint32_t parent, uint32_t frame)
 {
-  node_slot *s = node_probe(t, parent, frame);
-  if (s->node)
-    return s->node;
+  uint32_t found = child_lookup(t, parent, frame);
+  if (found)
+    return found;
   if (t->nnodes >= UINT32_MAX - 1)
     return UINT32_MAX;
-  if ((uint64_t)t->nnodes * 2 > t->ntab_mask) {
-    if (node_table_grow(t) != 0)
-      return UINT32_MAX;
-    s = node_probe(t, parent, frame);
-  }
   if (t->nnodes == t->nodes_cap) {
     uint32_t cap = t->nodes_cap > UINT32_MAX / 2 ? UINT32_MAX : t->nodes_cap * 2;
     tree_node *n = realloc(t->nodes, (size_t)cap * sizeof *n);
@@ -378,6 +408,14 @@ static uint32_t node_child(ljp_tree *t, uint32_t parent, uint32_t frame)
     t->nodes = n;
     t->nodes_cap = cap;
   }
+  /* Make room in the hash table first, so failing leaves no trace. */
+  uint32_t after = t->nodes[parent].nchildren + 1;
+  if (after > SMALL_FANOUT) {
+    uint32_t need = t->nhashed + (after == SMALL_FANOUT + 1 ? after : 1);
+    while ((uint64_t)need * 2 > t->ntab_mask)
+      if (node_table_grow(t) != 0)
+        return UINT32_MAX;
+  }
   uint32_t id = t->nnodes++;
   tree_node *n = &t->nodes[id];
   n->parent = parent;
@@ -385,12 +423,19 @@ static uint32_t node_child(ljp_tree *t, uint32_t parent, uint32_t frame)
   n->depth = t->nodes[parent].depth + 1;
   n->first_child = 0;
   n->next_sibling = t->nodes[parent].first_child;
+  n->nchildren = 0;
   n->self = 0;
   n->total = 0;
   t->nodes[parent].first_child = id;
-  s->parent = parent;
-  s->frame = frame;
-  s->node = id;
+  t->nodes[parent].nchildren = after;
+  if (after == SMALL_FANOUT + 1) {
+    /* The parent outgrew its list: hash all its children from now on. */
+    for (uint32_t c = t->nodes[parent].first_child; c;
+         c = t->nodes[c].next_sibling)
+      hash_child(t, parent, t->nodes[c].frame, c);
+  } else if (after > SMALL_FANOUT) {
+    hash_child(t, parent, frame, id);
+  }
   return id;
 }
 
@@ -467,7 +512,7 @@ LJP_API uint32_t ljp_tree_find_child(const ljp_tree *t, uint32_t parent,
 {
   if (!t || parent >= t->nnodes || frame == 0)
     return 0;
-  return node_probe(t, parent, frame)->node;
+  return child_lookup(t, parent, frame);
 }
 
 LJP_API uint32_t ljp_tree_node_count(const ljp_tree *t)
