@@ -178,6 +178,10 @@ static const char fib_lua[] =
   "local t0 = os.clock()\n"
   "while os.clock() - t0 < 0.4 do fib(22) end\n";
 
+/* Shares of samples are checked with three samples of slack: a tick can
+ * land in start-up or shutdown, which weighs on small sample counts. */
+#define SLACK 300
+
 /* ---- tests --------------------------------------------------------------- */
 
 START_TEST(flavor_matches_headers)
@@ -212,11 +216,14 @@ START_TEST(round_trip_counts_equal_report)
 }
 END_TEST
 
+/* Tests that check what share of the samples lands where use the VM
+ * thread's CPU clock: a wall-clock timer also ticks while the test is
+ * descheduled (ctest runs tests side by side), which makes shares noisy. */
 START_TEST(lua_frames_named_with_first_line)
 {
   lua_State *L = new_state();
   struct ljp_capture_options o = opts(LJP_CAPTURE_CALLGRAPH,
-                                      LJP_CAPTURE_TIMER_WALL);
+                                      LJP_CAPTURE_TIMER_THREAD);
   struct ljp_capture_counters c;
   cap_decoded d;
   reset_out();
@@ -229,8 +236,8 @@ START_TEST(lua_frames_named_with_first_line)
   check_consistent(&d, &c);
   /* JIT off: nearly everything is fib, whose innermost frame is fib's
    * first line 1, called from the main chunk (line 0). */
-  ck_assert_uint_ge(cap_count1(&d, "LFUNC|@fib.lua:1;") * 100, d.samples * 90);
-  ck_assert_uint_ge(cap_count1(&d, ";@fib.lua:0|") * 100, d.samples * 90);
+  ck_assert_uint_ge(cap_count1(&d, "LFUNC|@fib.lua:1;") * 100 + SLACK, d.samples * 90);
+  ck_assert_uint_ge(cap_count1(&d, ";@fib.lua:0|") * 100 + SLACK, d.samples * 90);
   ck_assert_uint_eq(d.vmstate[LJP_VMST_TRACE], 0);
   cap_decoded_free(&d);
   lua_close(L);
@@ -241,7 +248,7 @@ START_TEST(host_stacks_reach_lua_pcall_and_main)
 {
   lua_State *L = new_state();
   struct ljp_capture_options o = opts(LJP_CAPTURE_CALLGRAPH,
-                                      LJP_CAPTURE_TIMER_WALL);
+                                      LJP_CAPTURE_TIMER_THREAD);
   struct ljp_capture_counters c;
   cap_decoded d;
   reset_out();
@@ -252,9 +259,9 @@ START_TEST(host_stacks_reach_lua_pcall_and_main)
   ljp_capture_report(&c);
   decode_out(&d);
   check_consistent(&d, &c);
-  ck_assert_uint_ge(cap_count2(&d, ";lua_pcall;", ";main;") * 100,
+  ck_assert_uint_ge(cap_count2(&d, ";lua_pcall;", ";main;") * 100 + SLACK,
                     d.samples * 90);
-  ck_assert_uint_ge(cap_count1(&d, ";run;") * 100, d.samples * 90);
+  ck_assert_uint_ge(cap_count1(&d, ";run;") * 100 + SLACK, d.samples * 90);
   cap_decoded_free(&d);
   lua_close(L);
 }
@@ -264,7 +271,7 @@ START_TEST(sandwich_lua_c_lua)
 {
   lua_State *L = new_state();
   struct ljp_capture_options o = opts(LJP_CAPTURE_CALLGRAPH,
-                                      LJP_CAPTURE_TIMER_WALL);
+                                      LJP_CAPTURE_TIMER_THREAD);
   struct ljp_capture_counters c;
   cap_decoded d;
   reset_out();
@@ -283,7 +290,7 @@ START_TEST(sandwich_lua_c_lua)
   {
     const char *const v[] = {"CFUNC|c_sandwich;@sw.lua:2;@sw.lua:0|",
                              "c_spin;c_sandwich;", ";lua_pcall;", NULL};
-    ck_assert_uint_ge(cap_count_lines(&d, v) * 100, c.vmst_cfunc * 50);
+    ck_assert_uint_ge(cap_count_lines(&d, v) * 100 + SLACK, c.vmst_cfunc * 50);
     ck_assert_uint_gt(cap_count_lines(&d, v), 50);
   }
   /* No 'C' sample keeps the Lua callee of a tick that landed in C. */
@@ -297,7 +304,7 @@ START_TEST(table_sort_is_a_fast_function)
 {
   lua_State *L = new_state();
   struct ljp_capture_options o = opts(LJP_CAPTURE_CALLGRAPH,
-                                      LJP_CAPTURE_TIMER_WALL);
+                                      LJP_CAPTURE_TIMER_THREAD);
   struct ljp_capture_counters c;
   cap_decoded d;
   reset_out();
@@ -350,8 +357,8 @@ START_TEST(trace_samples_name_the_loop)
   ck_assert_uint_gt(c.vmst_trace, 100);
   ck_assert_uint_ge(d.sym_trace, 1);
   /* The hot loop's trace starts at line 3 (what jit.v reports). */
-  ck_assert_uint_ge(cap_count1(&d, "TRACE|TRACE [") * 100, c.samples * 50);
-  ck_assert_uint_ge(cap_count1(&d, "@hot.lua:3") * 100, c.vmst_trace * 90);
+  ck_assert_uint_ge(cap_count1(&d, "TRACE|TRACE [") * 100 + SLACK, c.samples * 50);
+  ck_assert_uint_ge(cap_count1(&d, "@hot.lua:3") * 100 + SLACK, c.vmst_trace * 90);
   cap_decoded_free(&d);
   lua_close(L);
 }
@@ -361,7 +368,7 @@ START_TEST(coroutine_samples_show_the_coroutine)
 {
   lua_State *L = new_state();
   struct ljp_capture_options o = opts(LJP_CAPTURE_CALLGRAPH,
-                                      LJP_CAPTURE_TIMER_WALL);
+                                      LJP_CAPTURE_TIMER_THREAD);
   struct ljp_capture_counters c;
   cap_decoded d;
   reset_out();
@@ -379,7 +386,7 @@ START_TEST(coroutine_samples_show_the_coroutine)
   check_consistent(&d, &c);
   /* Inside the coroutine only its own frames show: work under the
    * coroutine body, nothing of the main chunk. */
-  ck_assert_uint_ge(cap_count1(&d, "LFUNC|@co.lua:1;@co.lua:2|") * 100,
+  ck_assert_uint_ge(cap_count1(&d, "LFUNC|@co.lua:1;@co.lua:2|") * 100 + SLACK,
                     d.samples * 80);
   cap_decoded_free(&d);
   lua_close(L);
@@ -413,7 +420,7 @@ END_TEST
 START_TEST(leaf_mode_keeps_top_frames)
 {
   lua_State *L = new_state();
-  struct ljp_capture_options o = opts(LJP_CAPTURE_LEAF, LJP_CAPTURE_TIMER_WALL);
+  struct ljp_capture_options o = opts(LJP_CAPTURE_LEAF, LJP_CAPTURE_TIMER_THREAD);
   struct ljp_capture_counters c;
   cap_decoded d;
   reset_out();
@@ -425,7 +432,7 @@ START_TEST(leaf_mode_keeps_top_frames)
   decode_out(&d);
   check_consistent(&d, &c);
   ck_assert_uint_eq(cap_count1(&d, ";"), 0);   /* one frame per stack */
-  ck_assert_uint_ge(cap_count1(&d, "LFUNC|@fib.lua:1|") * 100, d.samples * 50);
+  ck_assert_uint_ge(cap_count1(&d, "LFUNC|@fib.lua:1|") * 100 + SLACK, d.samples * 50);
   cap_decoded_free(&d);
   lua_close(L);
 }
@@ -678,9 +685,12 @@ START_TEST(host_only_time_is_not_attached_to_lua)
   ljp_capture_report(&c);
   decode_out(&d);
   check_consistent(&d, &c);
-  /* host_spin tail-calls c_spin: the test function is the caller. */
-  ck_assert_uint_gt(cap_count2(&d, "CFUNC||", "c_spin;host_only_time"), 20);
-  ck_assert_uint_eq(cap_count2(&d, "@", "c_spin;host_only_time"), 0);
+  /* c_spin under this test function (host_spin in between or not, as
+   * the optimiser decides). */
+  const char *const host_only[] = {"CFUNC||", "c_spin;", "host_only_time", NULL};
+  const char *const attached[] = {"@", "c_spin;", "host_only_time", NULL};
+  ck_assert_uint_gt(cap_count_lines(&d, host_only), 20);
+  ck_assert_uint_eq(cap_count_lines(&d, attached), 0);
   cap_decoded_free(&d);
   lua_close(L);
 }
@@ -744,7 +754,7 @@ START_TEST(custom_backtracer_is_used)
 {
   lua_State *L = new_state();
   struct ljp_capture_options o = opts(LJP_CAPTURE_CALLGRAPH,
-                                      LJP_CAPTURE_TIMER_WALL);
+                                      LJP_CAPTURE_TIMER_THREAD);
   struct ljp_capture_counters c;
   cap_decoded d;
   reset_out();
@@ -757,7 +767,7 @@ START_TEST(custom_backtracer_is_used)
   ljp_capture_report(&c);
   decode_out(&d);
   check_consistent(&d, &c);
-  ck_assert_uint_ge(cap_count1(&d, "|0x1000;0x2000") * 100, d.samples * 90);
+  ck_assert_uint_ge(cap_count1(&d, "|0x1000;0x2000") * 100 + SLACK, d.samples * 90);
   cap_decoded_free(&d);
   lua_close(L);
 }
