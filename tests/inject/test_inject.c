@@ -14,7 +14,9 @@
 
 #include "fold_output.h"
 #include "folded.h"
+#include "import.h"
 #include "ljp.h"
+#include "schema.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -245,6 +247,54 @@ static void op_folded(const input *in, result *res) {
   ljp_tree_free(b);
 }
 
+/* ljpdb's import into a new in-memory database, committed, then the rows
+ * counted.  A failure may cost the file (IMPORT_FAILED) or the transaction
+ * (IMPORT_FATAL), never the database: after it, no profile is there. */
+static long long count_rows(sqlite3 *db, const char *sql) {
+  sqlite3_stmt *st;
+  long long v = -1;
+  if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW)
+    v = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  return v;
+}
+
+static void op_dbimport(const input *in, result *res) {
+  res->digest = 1469598103934665603ULL;
+  res->count = 0;
+  res->status = LJP_E_NOMEM;
+  sqlite3 *db;
+  char err[512], msg[512];
+  if (db_open(":memory:", DB_CREATE, &db, err, sizeof(err)) != 0)
+    return;
+  importer *im = importer_begin(db, NULL, err, sizeof(err));
+  if (im) {
+    int64_t id;
+    import_result r = import_file(im, in->path, &id, msg, sizeof(msg));
+    if (r == IMPORT_OK || r == IMPORT_TRUNCATED) {
+      if (importer_commit(im, err, sizeof(err)) == 0)
+        res->status = LJP_END;
+    } else {
+      EXPECT(strstr(msg, "out of memory") != NULL,
+             "import failed for another reason: %s", msg);
+      importer_rollback(im);
+    }
+  }
+  static const char *const tables[] = {
+      "profiles", "symbols", "call_paths", "samples", "traces", "sites",
+      "allocations"};
+  for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
+    char sql[64];
+    snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s", tables[i]);
+    long long n = count_rows(db, sql);
+    res->digest = mix(res->digest, (uint64_t)n);
+    if (res->status != LJP_END && i == 0)
+      EXPECT(n == 0, "a failed import left %lld profiles", n);
+  }
+  sqlite3_close(db);
+}
+
 /* ---- the loop ---- */
 
 typedef void (*op_fn)(const input *, result *);
@@ -329,6 +379,15 @@ int main(int argc, char **argv) {
       snprintf(label, sizeof(label), "read fd %s", base);
       inject_all(label, op_read_fd, &in);
     }
+  }
+  static const char *const imports[] = {"reader/cap-sp_c_sandwich_jitoff_1ms",
+                                        "reader/cap-mp_traces_flush_jiton"};
+  for (size_t i = 0; i < 2; i++) {
+    input in;
+    if (load(argv[1], imports[i], &in, 0) != 0)
+      return 1;
+    snprintf(label, sizeof(label), "ljpdb import %s", imports[i] + 7);
+    inject_all(label, op_dbimport, &in);
   }
   input none = {0};
   inject_all("write sysprof to memory and to a sink", op_write, &none);
