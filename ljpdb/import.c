@@ -88,10 +88,24 @@ struct importer {
   size_t *prev_depth;
   size_t prev_n, prev_cap;
   int64_t vm_symbol[LJP_VMST__MAX + 1]; /* "VMST_x" rows, 0 = not yet */
+  struct sample_memo *memo; /* recent sample records -> their row ids */
+  uint64_t memo_file;      /* bumped per file: ids are per profile */
   int saw_host, saw_guest;
   import_stats stats;
   char *err;               /* where failures are described */
   size_t errlen;
+};
+
+/* Samples repeat.  The same record bytes, read at the same symbol epoch of
+ * the same file, give the same call path and trace rows, so a bounded
+ * direct-mapped memo of recent records skips the merge and the per-frame
+ * probes for them. */
+#define MEMO_SLOTS 4096
+struct sample_memo {
+  uint64_t hash, epoch, file;
+  uint8_t *raw;
+  size_t len, cap;
+  int64_t path, trace;
 };
 
 /* ---- small helpers ---- */
@@ -373,7 +387,24 @@ static int prev_reserve(importer *im, size_t n) {
   return 0;
 }
 
-static int add_sample(importer *im, const ljp_sample *s, uint64_t seq) {
+static int insert_sample(importer *im, const ljp_sample *s, uint64_t seq,
+                         int64_t path, int64_t trace) {
+  if (s->vmstate != LJP_VMST_TRACE)
+    im->saw_guest = 1;
+  if (s->host_count) im->saw_host = 1;
+  sqlite3_stmt *st = im->st[ST_SAMPLE];
+  sqlite3_bind_int64(st, 1, im->profile_id);
+  bind_u64(st, 2, seq);
+  sqlite3_bind_int(st, 3, s->vmstate);
+  sqlite3_bind_int64(st, 4, path);
+  sqlite3_bind_int64(st, 5, trace);
+  if (step_done(im, st, "insert sample")) return -1;
+  im->stats.samples++;
+  return 0;
+}
+
+static int add_sample(importer *im, const ljp_sample *s, uint64_t seq,
+                      int64_t *path_out, int64_t *trace_out) {
   size_t n = ljp_sample_stack(s, LJP_VIEW_MERGED, im->stack, im->stack_cap);
   if (n > im->stack_cap) {
     size_t cap = n + 16;
@@ -437,18 +468,46 @@ static int add_sample(importer *im, const ljp_sample *s, uint64_t seq) {
     trace = trace_id(im, s->trace.sym, s->trace.value, s->trace.proto,
                      s->trace.line, 0);
     if (trace < 0) return -1;
-  } else {
-    im->saw_guest = 1;
   }
-  if (s->host_count) im->saw_host = 1;
-  sqlite3_stmt *st = im->st[ST_SAMPLE];
-  sqlite3_bind_int64(st, 1, im->profile_id);
-  bind_u64(st, 2, seq);
-  sqlite3_bind_int(st, 3, s->vmstate);
-  sqlite3_bind_int64(st, 4, path);
-  sqlite3_bind_int64(st, 5, trace);
-  if (step_done(im, st, "insert sample")) return -1;
-  im->stats.samples++;
+  *path_out = path;
+  *trace_out = trace;
+  return insert_sample(im, s, seq, path, trace);
+}
+
+static int add_sample_memo(importer *im, const ljp_event *ev, uint64_t seq) {
+  const ljp_sample *s = &ev->u.sample;
+  int64_t path, trace;
+  if (!im->memo && !(im->memo = calloc(MEMO_SLOTS, sizeof *im->memo)))
+    return msgf(im, "out of memory"), -1;
+  uint64_t h = 0xcbf29ce484222325ULL ^ ev->raw_len;
+  size_t i = 0;
+  for (; i + 8 <= ev->raw_len; i += 8) { /* a word at a time */
+    uint64_t w;
+    memcpy(&w, ev->raw + i, 8);
+    h = (h ^ w) * 0x100000001b3ULL;
+    h ^= h >> 29;
+  }
+  for (; i < ev->raw_len; i++)
+    h = (h ^ ev->raw[i]) * 0x100000001b3ULL;
+  uint64_t epoch = ljp_reader_symbol_epoch(im->r);
+  struct sample_memo *m = &im->memo[h & (MEMO_SLOTS - 1)];
+  if (m->raw && m->hash == h && m->epoch == epoch && m->file == im->memo_file &&
+      m->len == ev->raw_len && memcmp(m->raw, ev->raw, ev->raw_len) == 0)
+    return insert_sample(im, s, seq, m->path, m->trace);
+  if (add_sample(im, s, seq, &path, &trace)) return -1;
+  if (m->cap < ev->raw_len) {
+    uint8_t *nr = realloc(m->raw, ev->raw_len);
+    if (!nr) return 0; /* imported all the same, just not memoised */
+    m->raw = nr;
+    m->cap = ev->raw_len;
+  }
+  if (ev->raw_len) memcpy(m->raw, ev->raw, ev->raw_len);
+  m->len = ev->raw_len;
+  m->hash = h;
+  m->epoch = epoch;
+  m->file = im->memo_file;
+  m->path = path;
+  m->trace = trace;
   return 0;
 }
 
@@ -675,6 +734,10 @@ static void importer_free(importer *im) {
   tuple_map_free(&im->traces);
   tuple_map_free(&im->sites);
   tuple_map_free(&im->heap);
+  if (im->memo)
+    for (size_t i = 0; i < MEMO_SLOTS; i++)
+      free(im->memo[i].raw);
+  free(im->memo);
   free(im->stack);
   free(im->prev);
   free(im->prev_path);
@@ -857,6 +920,7 @@ static int read_events(importer *im, uint64_t total) {
   const ljp_event *ev;
   uint64_t nsamples = 0, nmem = 0, tick = 0;
   ljp_status s;
+  im->memo_file++; /* memo entries of earlier files are not this profile's */
   while ((s = ljp_reader_next(im->r, &ev)) == LJP_OK) {
     if (im->opt.stop && *im->opt.stop) return READ_STOPPED;
     switch (ev->type) {
@@ -872,7 +936,7 @@ static int read_events(importer *im, uint64_t total) {
       break;
     }
     case LJP_EV_SAMPLE:
-      if (add_sample(im, &ev->u.sample, ++nsamples)) return READ_DB_FAILED;
+      if (add_sample_memo(im, ev, ++nsamples)) return READ_DB_FAILED;
       break;
     case LJP_EV_MEMORY:
       if (add_mem(im, &ev->u.mem, ++nmem)) return READ_DB_FAILED;

@@ -261,8 +261,8 @@ int cmd_profiles(int argc, char **argv) {
     " substr(sha256, 1, 16) AS sha256, imported_at, path"
     " FROM profiles WHERE ?1 IS NULL OR id = ?1 ORDER BY id";
   args a;
-  sqlite3 *db;
-  int64_t p;
+  sqlite3 *db = NULL;
+  int64_t p = 0;
   int rc = parse_args("profiles", argc, argv, OPT_PROFILE, OUT_TABLE, -1, &a);
   if (rc >= 0) return rc;
   if ((rc = open_for_report("profiles", &a, 1, &db, &p, NULL, NULL)) >= 0)

@@ -36,7 +36,10 @@ static void emit(out_buf *o, const ljp_frame *f) {
 }
 
 static int name_is(const ljp_frame *f, const char *const *names) {
-  if (!f->sym || !f->sym->name)
+  const char *n = f->sym ? f->sym->name : NULL;
+  /* Every entry name starts "lua_" or "lj_": most host frames (libc, the
+   * host program) are turned away without a string compare. */
+  if (!n || n[0] != 'l' || (n[1] != 'u' && n[1] != 'j'))
     return 0;
   for (; *names; names++)
     if (strcmp(f->sym->name, *names) == 0)
