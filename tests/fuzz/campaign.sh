@@ -31,7 +31,7 @@ while getopts "t:j:u" o; do
 done
 shift $((OPTIND - 1))
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(reader reader_fd fold folded dbimport)
+[ ${#targets[@]} -gt 0 ] || targets=(reader reader_fd fold folded dbimport dump)
 build=${FUZZ_BUILD:-$root/build-fuzz}
 work=${FUZZ_WORK:-/tmp/ljp-fuzz}
 

@@ -53,6 +53,7 @@ static void put_profile(const char *name, const uint8_t *p, size_t n) {
   put("dbimport", name, p, n, -1);
   /* Spread the fold options over the seeds: view, style, weight, vmstate. */
   put("fold", name, p, n, (int)((nseeds * 37u + 5u) & 0xff));
+  put("dump", name, p, n, (int)((nseeds * 53u + 1u) & 0xff));
   nseeds++;
 }
 
