@@ -40,6 +40,7 @@ CC=clang cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 cmake --build "$build" -j"$par" --target $(printf 'fuzz_%s ' "${targets[@]}") >/dev/null
 
 max_len() { case $1 in reader_fd) echo 8192 ;; *) echo 65536 ;; esac; }
+dict() { case $1 in folded) echo "$here/folded.dict" ;; *) echo "$here/ljp.dict" ;; esac; }
 
 run_one() {
   local t=$1 bin=$build/tests/fuzz/fuzz_$1
@@ -54,6 +55,7 @@ run_one() {
   "$bin" "$work/$t" "${seeds[@]}" -max_total_time="$secs" -timeout=10 \
     -rss_limit_mb=2048 -malloc_limit_mb=1024 -max_len="$(max_len "$t")" \
     -artifact_prefix="$work/artifacts/$t/" -print_final_stats=1 \
+    -dict="$(dict "$t")" \
     >"$work/$t.log" 2>&1 || rc=$?
   echo "$rc" >"$work/$t.rc"
 }
