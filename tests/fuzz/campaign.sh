@@ -6,9 +6,9 @@
 #   -t SECONDS   length of the campaign per target (default 600)
 #   -j PARALLEL  targets fuzzed at the same time (default 1; each uses one
 #                core: the machine is shared)
-#   -u           afterwards, replace corpus/<target> with the minimised
-#                union of the seeds and what the campaign found (files over
-#                4 KiB are left out: the repository stays small)
+#   -u           afterwards, add to corpus/<target> the inputs that a
+#                merge (-merge=1) finds add coverage to it: files of at most
+#                1 KiB, at most 32 KiB per target (the repository stays small)
 #
 # Builds with clang, ASan+UBSan and -fsanitize=fuzzer in $FUZZ_BUILD
 # (default build-fuzz), works in $FUZZ_WORK (default /tmp/ljp-fuzz): the
@@ -61,13 +61,28 @@ run_one() {
 }
 
 minimise() {
-  local t=$1 bin=$build/tests/fuzz/fuzz_$1 min=$work/min/$t
+  # The checked-in corpus stays; what the campaign adds to its coverage is
+  # merged in, small files first, within a budget per target, so the
+  # repository stays small.
+  local t=$1 bin=$build/tests/fuzz/fuzz_$1 min=$work/min/$t budget=32768
   rm -rf "$min" && mkdir -p "$min"
   "$bin" -merge=1 -max_len="$(max_len "$t")" "$min" "$here/corpus/$t" \
     "$work/$t" >"$work/$t.merge.log" 2>&1
-  find "$min" -type f -size +4k -delete
-  rm -rf "$here/corpus/$t" && mkdir -p "$here/corpus/$t"
-  cp "$min"/* "$here/corpus/$t/"
+  # Merged files are named by the SHA-1 of their bytes: skip the seeds.
+  local -A have=()
+  local used=0 f g size
+  for g in "$here/corpus/$t"/*; do
+    have[$(sha1sum <"$g" | cut -c1-40)]=1
+  done
+  for f in $(ls -S -r "$min"); do
+    size=$(stat -c %s "$min/$f")
+    [ "$size" -le 1024 ] || continue
+    [ -n "${have[$f]:-}" ] && continue
+    [ $((used + size)) -le "$budget" ] || break
+    cp "$min/$f" "$here/corpus/$t/"
+    used=$((used + size))
+  done
+  echo "$t: $used bytes of new inputs added to corpus/$t"
 }
 
 status=0
