@@ -121,7 +121,7 @@ typedef struct symtab {
   u64map cnamed;           /* hash(address, name) -> a definition of it */
   csym_entry *sorted;      /* C symbols sorted by address (floor lookup) */
   size_t nsorted, capsorted;
-  csym_entry *pending;     /* added since the last merge, unsorted */
+  csym_entry *pending;     /* added since the last merge, sorted too */
   size_t npending, cappending;
   uint64_t pseq;           /* definition order of pending entries */
   u64map chunks;           /* hash of chunk text -> chunk_rec chain */

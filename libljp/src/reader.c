@@ -500,7 +500,6 @@ LJP_API const ljp_symbol *ljp_reader_lookup_trace(const ljp_reader *r,
 }
 LJP_API const ljp_symbol *ljp_reader_lookup_cfunc(const ljp_reader *r,
                                                   uint64_t addr) {
-  /* The floor search may merge pending entries: logically const. */
   return r ? symtab_cfloor((symtab *)&r->syms, addr) : NULL;
 }
 LJP_API uint64_t ljp_reader_symbol_epoch(const ljp_reader *r) {

@@ -77,6 +77,13 @@ int symtab_use_chunk(symtab *s, const ljp_symbol *sym) {
   return 0;
 }
 
+static int merge_pending(symtab *s);
+
+/* Pending entries stay sorted by address (and definition order), so a
+ * floor lookup is two binary searches.  They join the sorted array once
+ * there are more than about sqrt(sorted) of them: a stream that defines a
+ * new C symbol before every sample then costs O(sqrt n) per definition,
+ * where merging at every lookup cost O(n) (quadratic over the stream). */
 static int pending_push(symtab *s, uint64_t addr, const ljp_symbol *sym) {
   if (s->npending == s->cappending) {
     size_t ncap = s->cappending ? s->cappending * 2 : 256;
@@ -86,11 +93,23 @@ static int pending_push(symtab *s, uint64_t addr, const ljp_symbol *sym) {
     s->pending = np;
     s->cappending = ncap;
   }
-  csym_entry *e = &s->pending[s->npending];
+  size_t lo = 0, hi = s->npending;
+  while (lo < hi) { /* after every entry at or below addr: newest last */
+    size_t mid = lo + (hi - lo) / 2;
+    if (s->pending[mid].addr <= addr)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  memmove(s->pending + lo + 1, s->pending + lo,
+          (s->npending - lo) * sizeof(*s->pending));
+  csym_entry *e = &s->pending[lo];
   e->addr = addr;
   e->seq = s->pseq++;
   e->sym = sym;
   s->npending++;
+  if (s->npending > 64 && (uint64_t)s->npending * s->npending > s->nsorted)
+    merge_pending(s); /* out of memory: lookups still search both */
   return 0;
 }
 
@@ -190,6 +209,7 @@ static int merge_pending(symtab *s) {
     else
       s->pending[w++] = s->pending[i];
   }
+  s->npending = w; /* still sorted if the allocation below fails */
   size_t need = s->nsorted + w;
   csym_entry *out = malloc((need ? need : 1) * sizeof(*out));
   if (!out)
@@ -213,31 +233,26 @@ static int merge_pending(symtab *s) {
   return 0;
 }
 
-const ljp_symbol *symtab_cfloor(symtab *s, uint64_t addr) {
-  if (s->npending && merge_pending(s)) {
-    /* Out of memory while merging: answer from both lists the slow way. */
-    const csym_entry *best = NULL;
-    for (size_t i = 0; i < s->npending; i++)
-      if (s->pending[i].addr <= addr &&
-          (!best || s->pending[i].addr > best->addr ||
-           (s->pending[i].addr == best->addr && s->pending[i].seq > best->seq)))
-        best = &s->pending[i];
-    size_t lo = 0, hi = s->nsorted;
-    while (lo < hi) {
-      size_t mid = lo + (hi - lo) / 2;
-      if (s->sorted[mid].addr <= addr) lo = mid + 1; else hi = mid;
-    }
-    if (lo && (!best || s->sorted[lo - 1].addr > best->addr))
-      return s->sorted[lo - 1].sym;
-    return best ? best->sym : NULL;
-  }
-  size_t lo = 0, hi = s->nsorted;
+/* Index of the first entry above addr in a[0..n) sorted by address. */
+static size_t upper_bound(const csym_entry *a, size_t n, uint64_t addr) {
+  size_t lo = 0, hi = n;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    if (s->sorted[mid].addr <= addr)
+    if (a[mid].addr <= addr)
       lo = mid + 1;
     else
       hi = mid;
   }
-  return lo ? s->sorted[lo - 1].sym : NULL;
+  return lo;
+}
+
+const ljp_symbol *symtab_cfloor(symtab *s, uint64_t addr) {
+  size_t i = upper_bound(s->sorted, s->nsorted, addr);
+  size_t j = upper_bound(s->pending, s->npending, addr);
+  const csym_entry *a = i ? &s->sorted[i - 1] : NULL;
+  const csym_entry *b = j ? &s->pending[j - 1] : NULL;
+  /* Pending entries are newer than sorted ones: at equal addresses they win. */
+  if (b && (!a || b->addr >= a->addr))
+    return b->sym;
+  return a ? a->sym : NULL;
 }

@@ -1,7 +1,8 @@
 /*
  * test_limits.c — resource limits of the reader against streams built to
  * exhaust it: exact status, offset and message, the limit exact to the
- * frame and the symbol, and a huge claimed string that is never allocated.
+ * frame and the symbol, a huge claimed string that is never allocated, and
+ * a symbol flood that once made lookups quadratic.
  */
 #include "hostile.h"
 
@@ -149,6 +150,49 @@ START_TEST(symbol_limit_is_exact) {
 }
 END_TEST
 
+/* A new C symbol before every sample, at scattered addresses: the floor
+ * lookup once merged its pending symbols at every lookup, O(n) each, so a
+ * 3 MB stream took minutes (a hang for CI).  Each sample must still name
+ * the symbol defined just before it; ctest's TIMEOUT catches a return of
+ * the quadratic cost. */
+START_TEST(interleaved_c_symbols_resolve_each_sample) {
+  enum { N = 200000 };
+  ljp_writer *w = ljp_writer_new(NULL, NULL, 0);
+  ck_assert_ptr_nonnull(w);
+  ljp_write_symtab_begin(w, 3, 0);
+  ljp_write_symtab_end(w);
+  ljp_write_stream_begin(w, LJP_KIND_SYSPROF, 2, LJP_FLAVOR_TARANTOOL, 0);
+  for (uint32_t i = 0; i < N; i++) {
+    uint64_t a = 0x400000 + (uint64_t)((i * 2654435761u) % 100000000u) * 16;
+    ljp_write_event_cfunc(w, a, "f", 1);
+    ljp_write_sample(w, LJP_VMST_INTERP, NULL, 0, &a, 1);
+  }
+  ck_assert_int_eq(ljp_write_stream_end(w), LJP_OK);
+  size_t n;
+  const uint8_t *p = ljp_writer_data(w, &n);
+  ljp_reader *r = ljp_reader_new();
+  ck_assert_int_eq(ljp_reader_open_memory(r, p, n), LJP_OK);
+  const ljp_event *ev;
+  ljp_status st;
+  uint64_t samples = 0, last_def = 0;
+  while ((st = ljp_reader_next(r, &ev)) == LJP_OK) {
+    if (ev->type == LJP_EV_SYMBOL)
+      last_def = ev->u.symbol.sym->addr;
+    if (ev->type != LJP_EV_SAMPLE)
+      continue;
+    const ljp_frame *f = &ev->u.sample.host[0];
+    ck_assert_ptr_nonnull(f->sym);
+    ck_assert_uint_eq(f->sym->addr, last_def);
+    ck_assert_uint_eq(f->value, last_def);
+    samples++;
+  }
+  ck_assert_int_eq(st, LJP_END);
+  ck_assert_uint_eq(samples, N);
+  ljp_reader_free(r);
+  ljp_writer_free(w);
+}
+END_TEST
+
 START_TEST(limits_are_set_before_opening_only) {
   ljp_reader *r = ljp_reader_new();
   ljp_limits lim = {1, 1, 1};
@@ -167,6 +211,7 @@ int main(void) {
   tcase_add_test(tc, deep_host_stack_stops_at_the_default);
   tcase_add_test(tc, frame_limit_is_exact);
   tcase_add_test(tc, symbol_limit_is_exact);
+  tcase_add_test(tc, interleaved_c_symbols_resolve_each_sample);
   tcase_add_test(tc, limits_are_set_before_opening_only);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
