@@ -8,7 +8,8 @@
 #                core: the machine is shared)
 #   -u           afterwards, add to corpus/<target> the inputs that a
 #                merge (-merge=1) finds add coverage to it: files of at most
-#                1 KiB, at most 32 KiB per target (the repository stays small)
+#                1 KiB, at most $FUZZ_BUDGET bytes per target (default 12 KiB:
+#                the repository stays small)
 #
 # Builds with clang, ASan+UBSan and -fsanitize=fuzzer in $FUZZ_BUILD
 # (default build-fuzz), works in $FUZZ_WORK (default /tmp/ljp-fuzz): the
@@ -64,7 +65,7 @@ minimise() {
   # The checked-in corpus stays; what the campaign adds to its coverage is
   # merged in, small files first, within a budget per target, so the
   # repository stays small.
-  local t=$1 bin=$build/tests/fuzz/fuzz_$1 min=$work/min/$t budget=32768
+  local t=$1 bin=$build/tests/fuzz/fuzz_$1 min=$work/min/$t budget=${FUZZ_BUDGET:-12288}
   rm -rf "$min" && mkdir -p "$min"
   "$bin" -merge=1 -max_len="$(max_len "$t")" "$min" "$here/corpus/$t" \
     "$work/$t" >"$work/$t.merge.log" 2>&1
