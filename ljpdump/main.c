@@ -120,11 +120,8 @@ int main(int argc, char **argv) {
       so.top = (unsigned)u;
       break;
     case OPT_FLAVOR:
-      if (!strcmp(optarg, "auto")) d.flavor = LJP_FLAVOR_AUTO;
-      else if (!strcmp(optarg, "tarantool")) d.flavor = LJP_FLAVOR_TARANTOOL;
-      else if (!strcmp(optarg, "luajit")) d.flavor = LJP_FLAVOR_LUAJIT;
-      else if (!strcmp(optarg, "openresty")) d.flavor = LJP_FLAVOR_OPENRESTY;
-      else return cli_usage_error("unknown flavor '%s'", optarg);
+      if (cli_parse_flavor(optarg, &d.flavor))
+        return cli_usage_error("unknown flavor '%s'", optarg);
       so.flavor = d.flavor;
       break;
     case 'h': usage(); return cli_finish_stdout();

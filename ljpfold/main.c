@@ -74,15 +74,6 @@ static int fold_event(void *ctx, const ljp_reader *r, const ljp_event *ev) {
   return 0;
 }
 
-int parse_flavor(const char *s, ljp_flavor *out) {
-  if (!strcmp(s, "auto")) *out = LJP_FLAVOR_AUTO;
-  else if (!strcmp(s, "tarantool")) *out = LJP_FLAVOR_TARANTOOL;
-  else if (!strcmp(s, "luajit")) *out = LJP_FLAVOR_LUAJIT;
-  else if (!strcmp(s, "openresty")) *out = LJP_FLAVOR_OPENRESTY;
-  else return -1;
-  return 0;
-}
-
 static int fold_main(int argc, char **argv, fold_filter *ffp) {
   static const struct option opts[] = {
       {"stack", required_argument, 0, OPT_STACK},
@@ -121,7 +112,7 @@ static int fold_main(int argc, char **argv, fold_filter *ffp) {
       break;
     case OPT_ADDRESSES: fo.style = LJP_NAME_ADDRESSES; break;
     case OPT_FLAVOR:
-      if (parse_flavor(optarg, &fo.flavor))
+      if (cli_parse_flavor(optarg, &fo.flavor))
         return cli_usage_error("unknown flavor '%s'", optarg);
       break;
     case OPT_WEIGHT:

@@ -113,6 +113,20 @@ int cli_finish_stdout(void) {
   return 0;
 }
 
+int cli_parse_flavor(const char *s, ljp_flavor *out) {
+  static const struct { const char *name; ljp_flavor flavor; } names[] = {
+      {"auto", LJP_FLAVOR_AUTO},
+      {"tarantool", LJP_FLAVOR_TARANTOOL},
+      {"luajit", LJP_FLAVOR_LUAJIT},
+      {"openresty", LJP_FLAVOR_OPENRESTY}};
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+    if (strcmp(s, names[i].name) == 0) {
+      *out = names[i].flavor;
+      return 0;
+    }
+  return -1;
+}
+
 int cli_parse_u64(const char *s, unsigned long long *out) {
   char *end;
   if (!s || !*s || *s == '-')

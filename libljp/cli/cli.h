@@ -56,6 +56,10 @@ int cli_emit_stdout(void *ctx, const char *line, size_t len);
  * "prog: write error: reason" and returns 1, else 0. */
 int cli_finish_stdout(void);
 
+/* Parses a --flavor argument (auto, tarantool, luajit, openresty): returns
+ * 0 and *out on success, -1 for an unknown name. */
+int cli_parse_flavor(const char *s, ljp_flavor *out);
+
 /* Parses "name=value" style numbers: returns 0 and *out on success. */
 int cli_parse_u64(const char *s, unsigned long long *out);
 

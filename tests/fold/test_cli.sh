@@ -17,6 +17,9 @@ mp=$data/captures/mp_basic_jitoff.bin
 "$fold" --bogus "$sp" >/dev/null 2>"$tmp/err"; [ $? -eq 2 ] && grep -q "Try 'ljpfold --help'" "$tmp/err"; check "unknown option exits 2" $?
 "$fold" >/dev/null 2>&1; [ $? -eq 2 ]; check "no input exits 2" $?
 "$fold" --stack=sideways "$sp" >/dev/null 2>&1; [ $? -eq 2 ]; check "bad --stack exits 2" $?
+"$fold" --flavor=bogus "$sp" >/dev/null 2>&1; [ $? -eq 2 ]; check "bad --flavor exits 2" $?
+"$dump" --flavor=bogus "$sp" >/dev/null 2>&1; [ $? -eq 2 ]; check "ljpdump bad --flavor exits 2" $?
+"$fold" --flavor=luajit "$sp" >/dev/null; check "--flavor=luajit" $?
 
 "$fold" "$sp" > "$tmp/full"; check "fold exits 0" $?
 "$fold" - < "$sp" > "$tmp/stdin"; cmp -s "$tmp/full" "$tmp/stdin"; check "stdin gives the same output" $?
