@@ -471,6 +471,14 @@ static uint8_t *slurp(const char *path, size_t *len) {
   return b;
 }
 
+/* The bytes of testdata/captures/<name><ext>. */
+static uint8_t *load_capture(const char *name, const char *ext, size_t *len) {
+  char *path = capture_path(name, ext);
+  uint8_t *data = slurp(path, len);
+  free(path);
+  return data;
+}
+
 static int cmp_str(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
@@ -522,12 +530,8 @@ START_TEST(captures_reference_fold) {
   ck_assert_int_ge(n, 12);
   for (int i = 0; i < n; i++) {
     size_t len, rlen;
-    char *path = capture_path(names[i], ".bin");
-    uint8_t *data = slurp(path, &len);
-    free(path);
-    path = capture_path(names[i], ".fold.txt");
-    char *ref = (char *)slurp(path, &rlen);
-    free(path);
+    uint8_t *data = load_capture(names[i], ".bin", &len);
+    char *ref = (char *)load_capture(names[i], ".fold.txt", &rlen);
     ljp_fold_options o;
     memset(&o, 0, sizeof(o));
     o.view = LJP_VIEW_REFERENCE;
@@ -555,9 +559,7 @@ START_TEST(captures_every_view_keeps_every_sample) {
   int n = list_captures("sp_", names, 64);
   for (int i = 0; i < n; i++) {
     size_t len;
-    char *path = capture_path(names[i], ".bin");
-    uint8_t *data = slurp(path, &len);
-    free(path);
+    uint8_t *data = load_capture(names[i], ".bin", &len);
     ljp_reader *r = ljp_reader_new();
     ljp_reader_open_memory(r, data, len);
     const ljp_event *ev;
@@ -608,9 +610,7 @@ START_TEST(captures_memprof_bytes) {
   ck_assert_int_ge(n, 7);
   for (int i = 0; i < n; i++) {
     size_t len;
-    char *path = capture_path(names[i], ".bin");
-    uint8_t *data = slurp(path, &len);
-    free(path);
+    uint8_t *data = load_capture(names[i], ".bin", &len);
     ljp_reader *r = ljp_reader_new();
     ljp_reader_open_memory(r, data, len);
     const ljp_event *ev;
