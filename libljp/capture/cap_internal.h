@@ -93,6 +93,8 @@ typedef struct cap_trace {
 
 CAP_HIDDEN int cap_traces_attach(lua_State *L);
 CAP_HIDDEN void cap_traces_detach(lua_State *L);
+/* Whether trace events arrive (jit.attach worked). */
+CAP_HIDDEN int cap_traces_attached(void);
 CAP_HIDDEN void cap_traces_free(void);
 CAP_HIDDEN cap_trace *cap_traces_find(uint64_t pc);
 
@@ -110,6 +112,12 @@ typedef struct cap_ring {
 CAP_HIDDEN int cap_signal_arm(lua_State *L, int timer, uint64_t period_us);
 CAP_HIDDEN void cap_signal_disarm(lua_State *L);
 CAP_HIDDEN void cap_backtracer_warmup(void);
+/* Brackets the capture core's own code on the VM thread (see in_core). */
+CAP_HIDDEN void cap_core_enter(void);
+CAP_HIDDEN void cap_core_leave(void);
+/* Makes libgcc index the unwind tables registered since the last call, so
+ * the handler's lookups never have to (see cap_signal.c). */
+CAP_HIDDEN void cap_unwind_settle(void);
 /* Publishes a machine-code range to the handler (stops unwinding there). */
 CAP_HIDDEN void cap_signal_note_mcode(uint64_t lo, uint64_t hi);
 CAP_HIDDEN void cap_signal_reset_mcode(void);
@@ -146,6 +154,15 @@ typedef struct cap_state {
   /* Shared with the handler. */
   cap_ring ring;
   _Atomic int armed;              /* handler may capture and chain */
+  /* Non-zero while the VM thread runs the capture core's own code (the
+   * safe-point callback, the trace handler), which mallocs, reads ELF files
+   * and lists loaded objects.  A tick landing there records the PC only:
+   * unwinding could re-enter a lock that code holds. */
+  volatile sig_atomic_t in_core;
+  /* Non-zero from a trace's start event to its stop or abort: LuaJIT may
+   * register a new machine-code area with libgcc meanwhile, and the
+   * handler must not be the first to look it up (see cap_unwind_settle). */
+  volatile sig_atomic_t compiling;
   pid_t vm_tid;
   struct sigaction lj_sa;         /* LuaJIT's handler, chained */
   struct sigaction orig_sa;       /* the host's disposition before start */

@@ -272,6 +272,10 @@ void cap_profile_cb(void *data, lua_State *L, int samples, int vmstate)
   (void)data;
   if (!cap_S.running || samples <= 0)
     return;
+  cap_core_enter();
+  /* Without trace events there is no compile to settle after: do it here. */
+  if (!cap_traces_attached())
+    cap_unwind_settle();
   n = (uint32_t)samples;
   /* Ticks that drain() already wrote are part of this report. */
   skip = n < cap_S.drained_pending ? n : cap_S.drained_pending;
@@ -310,6 +314,7 @@ void cap_profile_cb(void *data, lua_State *L, int samples, int vmstate)
   atomic_store_explicit(&r->tail, tail + take, memory_order_release);
   cap_note_writer();
   cap_S.c.safepoint_ns += cap_now_ns(CLOCK_MONOTONIC) - t0;
+  cap_core_leave();
 }
 
 void cap_flush_pending(void)
@@ -319,6 +324,7 @@ void cap_flush_pending(void)
   uint64_t t0 = cap_now_ns(CLOCK_MONOTONIC);
   if (!r->frames)
     return;
+  cap_core_enter();
   head = atomic_load_explicit(&r->head, memory_order_acquire);
   tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
   for (i = tail; i != head; i++) {
@@ -334,6 +340,7 @@ void cap_flush_pending(void)
   cap_S.drained_pending += head - tail;
   cap_note_writer();
   cap_S.c.safepoint_ns += cap_now_ns(CLOCK_MONOTONIC) - t0;
+  cap_core_leave();
 }
 
 void cap_sample_free(void)

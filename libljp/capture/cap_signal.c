@@ -245,6 +245,43 @@ void cap_backtracer_warmup(void)
   bt_cap = 0;
 }
 
+/* ---- keeping the handler's lookups allocation-free ---------------------- */
+
+/* libgcc before GCC 13 indexes an object registered with __register_frame
+ * at the first FDE lookup after the registration, and that index is built
+ * with malloc.  LuaJIT registers every new machine-code area while it
+ * assembles a trace.  If the first lookup were the handler's, it would
+ * call malloc in signal context, and a tick that interrupted malloc would
+ * deadlock the VM thread.  So the handler does not unwind while a trace is
+ * compiled (cap_S.compiling), and one lookup on the VM thread after each
+ * compile (any PC outside the new areas makes libgcc index all of them)
+ * keeps that work out of the handler. */
+static _Unwind_Reason_Code settle_step(struct _Unwind_Context *ctx, void *arg)
+{
+  (void)ctx;
+  (void)arg;
+  return _URC_END_OF_STACK;
+}
+
+void cap_unwind_settle(void)
+{
+  cap_core_enter();
+  _Unwind_Backtrace(settle_step, NULL);
+  cap_core_leave();
+}
+
+void cap_core_enter(void)
+{
+  cap_S.in_core++;
+  atomic_signal_fence(memory_order_seq_cst);
+}
+
+void cap_core_leave(void)
+{
+  atomic_signal_fence(memory_order_seq_cst);
+  cap_S.in_core--;
+}
+
 /* ---- where unwinding would deadlock ------------------------------------ */
 
 /* libgcc's _Unwind_Find_FDE takes a mutex as soon as any object was
@@ -373,8 +410,11 @@ static uint32_t capture_stack(uint64_t pc, const void *uc, uint64_t *frames,
                               uint32_t cap)
 {
   uint32_t i, n;
-  /* In a trace: the sample names the trace and carries no host stack. */
-  if (in_mcode(pc) || unwind_unsafe(pc, uc)) {
+  /* In a trace: the sample names the trace and carries no host stack.
+   * In the capture core's own code or a lock the unwinder takes: the PC
+   * only, as unwinding there could deadlock. */
+  if (in_mcode(pc) || cap_S.in_core || cap_S.compiling ||
+      unwind_unsafe(pc, uc)) {
     frames[0] = pc;
     return pc ? 1 : 0;
   }

@@ -192,6 +192,8 @@ int ljp_capture_start(lua_State *L, const struct ljp_capture_options *o)
   atomic_store(&cap_S.unwind_faults, 0);
   atomic_store(&cap_S.drops_pending, 0);
   cap_S.drained_pending = 0;
+  cap_S.in_core = 0;
+  cap_S.compiling = 0;   /* a compile under way now has no start event */
   cap_S.mode = o->mode;
   cap_S.timer = o->timer;
   cap_S.ctx = o->ctx;

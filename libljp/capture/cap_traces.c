@@ -76,7 +76,37 @@ cap_trace *cap_traces_find(uint64_t pc)
 /* jit.attach handler: ("start", tr, func, pc, parent, exitno),
  * ("stop", tr, func), ("abort", ...), ("flush").  Upvalues: funcinfo,
  * tracemc.  Must not raise: errors of the helpers are swallowed. */
+static int on_trace_core(lua_State *L);
+
+/* The handler proper: the capture core's own code (see in_core).  From a
+ * trace's start to its end the signal handler does not unwind, and when the
+ * compile ends one unwind-table lookup here makes libgcc index a machine-code
+ * area LuaJIT registered meanwhile, outside the signal handler. */
 static int on_trace(lua_State *L)
+{
+  const char *what = lua_tostring(L, 1);
+  int started = what && strcmp(what, "start") == 0;
+  int ended = what && (strcmp(what, "stop") == 0 ||
+                       strcmp(what, "abort") == 0 ||
+                       strcmp(what, "flush") == 0);
+  cap_core_enter();
+  if (started)
+    cap_S.compiling = 1;
+  on_trace_core(L);
+  if (ended) {
+    cap_unwind_settle();
+    cap_S.compiling = 0;
+  }
+  cap_core_leave();
+  return 0;
+}
+
+int cap_traces_attached(void)
+{
+  return handler_ref != LUA_NOREF;
+}
+
+static int on_trace_core(lua_State *L)
 {
   const char *what = lua_tostring(L, 1);
   int no = (int)lua_tointeger(L, 2);
