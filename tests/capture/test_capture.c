@@ -741,6 +741,54 @@ START_TEST(signal_safety_soak)
 }
 END_TEST
 
+
+/* ---- malloc while traces come and go ------------------------------------- */
+
+static int c_churn(lua_State *L)
+{
+  int n = (int)luaL_optinteger(L, 1, 100);
+  for (int i = 0; i < n; i++) {
+    void *p = malloc((size_t)(16 + (i * 37) % 4000));
+    if (!p)
+      return luaL_error(L, "out of memory");
+    ((volatile char *)p)[0] = 1;
+    free(p);
+  }
+  return 0;
+}
+
+START_TEST(malloc_storm_with_trace_churn)
+{
+  lua_State *L = new_state();
+  struct ljp_capture_options o = opts(LJP_CAPTURE_CALLGRAPH,
+                                      LJP_CAPTURE_TIMER_WALL);
+  struct ljp_capture_counters c;
+  cap_decoded d;
+  static const char code[] =
+    "local t0 = os.clock()\n"
+    "local k = 0\n"
+    "while os.clock() - t0 < 2 do\n"
+    "  k = k + 1\n"
+    "  local f = loadstring('local s = 0 for i = 1, 300 do s = s + i * ' .. k .. ' churn(3) end return s')\n"
+    "  f()\n"
+    "  churn(200)\n"
+    "  if k % 20 == 0 then jit.flush() end\n"
+    "end\n";
+  lua_register(L, "churn", c_churn);
+  reset_out();
+  o.interval = 0;
+  o.interval_us = 200;
+  ck_assert_int_eq(ljp_capture_start(L, &o), LJP_CAPTURE_SUCCESS);
+  run(L, code, "@churn.lua");
+  ck_assert_int_eq(ljp_capture_stop(L), LJP_CAPTURE_SUCCESS);
+  ljp_capture_report(&c);
+  decode_out(&d);
+  check_consistent(&d, &c);
+  cap_decoded_free(&d);
+  lua_close(L);
+}
+END_TEST
+
 /* ---- custom backtracer --------------------------------------------------- */
 
 static void *my_frames[4] = {(void *)0x1000, (void *)0x2000};
@@ -800,6 +848,7 @@ static Suite *capture_suite(void)
     {"host_only_time_is_not_attached_to_lua", host_only_time_is_not_attached_to_lua},
     {"custom_backtracer_is_used", custom_backtracer_is_used},
     {"signal_safety_soak", signal_safety_soak},
+    {"malloc_storm_with_trace_churn", malloc_storm_with_trace_churn},
   };
   Suite *s = suite_create("capture");
   size_t i;

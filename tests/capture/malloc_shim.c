@@ -1,0 +1,155 @@
+/*
+ * malloc_shim.c — an LD_PRELOAD library that catches the SIGPROF handler
+ * calling the allocator.
+ *
+ * It wraps every SIGPROF handler the program installs (the capture core's
+ * and LuaJIT's) and every malloc/calloc/realloc/free.  An allocation inside
+ * a handler is reported on stderr (marked "re-entered" when the tick had
+ * interrupted the allocator itself, the deadlock: glibc's arena lock is not
+ * recursive) and the process aborts.
+ *
+ * Queries through sigaction() see the handler the program installed, not
+ * the wrapper, so code that compares dispositions keeps working.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1
+#endif
+#include <dlfcn.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void __libc_free(void *);
+
+static __thread int in_alloc;        /* allocator depth on this thread */
+static __thread int in_handler;      /* SIGPROF handler depth */
+static __thread int handler_interrupted_alloc;
+
+
+static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
+static struct sigaction user_sa;     /* what the program believes is set */
+static int have_user_sa;
+
+static void violation(const char *fn)
+{
+  static const char msg[] = "malloc_shim: allocator called from the "
+                            "SIGPROF handler: ";
+  static const char reentered[] = "(re-entered) ";
+  ssize_t r = write(2, msg, sizeof msg - 1);
+  if (handler_interrupted_alloc)
+    r = write(2, reentered, sizeof reentered - 1);
+  r = write(2, fn, strlen(fn));
+  r = write(2, "\n", 1);
+  (void)r;
+  abort();
+}
+
+static void enter(const char *fn)
+{
+  if (in_handler) {
+    violation(fn);
+  }
+  in_alloc++;
+}
+
+static void leave(void)
+{
+  in_alloc--;
+}
+
+void *malloc(size_t n)
+{
+  void *p;
+  enter("malloc");
+  p = __libc_malloc(n);
+  leave();
+  return p;
+}
+
+void *calloc(size_t n, size_t m)
+{
+  void *p;
+  enter("calloc");
+  p = __libc_calloc(n, m);
+  leave();
+  return p;
+}
+
+void *realloc(void *q, size_t n)
+{
+  void *p;
+  enter("realloc");
+  p = __libc_realloc(q, n);
+  leave();
+  return p;
+}
+
+void free(void *p)
+{
+  enter("free");
+  __libc_free(p);
+  leave();
+}
+
+static void wrapper(int sig, siginfo_t *si, void *uc)
+{
+  struct sigaction a = user_sa;
+  int saved = handler_interrupted_alloc;
+  handler_interrupted_alloc = in_alloc > 0;
+  in_handler++;
+  if (a.sa_flags & SA_SIGINFO) {
+    if (a.sa_sigaction)
+      a.sa_sigaction(sig, si, uc);
+  } else if (a.sa_handler != SIG_DFL && a.sa_handler != SIG_IGN) {
+    a.sa_handler(sig);
+  }
+  in_handler--;
+  handler_interrupted_alloc = saved;
+}
+
+int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+  struct sigaction prev, w;
+  int r;
+  if (!real_sigaction)
+    *(void **)&real_sigaction = dlsym(RTLD_NEXT, "sigaction");
+  if (sig != SIGPROF)
+    return real_sigaction(sig, act, old);
+  if (!have_user_sa) {
+    real_sigaction(SIGPROF, NULL, &user_sa);
+    have_user_sa = 1;
+  }
+  prev = user_sa;
+  if (act) {
+    sigset_t block, saved;
+    sigemptyset(&block);
+    sigaddset(&block, SIGPROF);
+    /* No tick may see user_sa half-copied. */
+    sigprocmask(SIG_BLOCK, &block, &saved);
+    int fn = (act->sa_flags & SA_SIGINFO) ||
+             (act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN);
+    if (fn) {
+      w = *act;
+      w.sa_flags |= SA_SIGINFO;
+      w.sa_sigaction = wrapper;
+      user_sa = *act;
+      r = real_sigaction(SIGPROF, &w, NULL);
+      if (r != 0)
+        user_sa = prev;
+    } else {
+      r = real_sigaction(SIGPROF, act, NULL);
+      if (r == 0)
+        user_sa = *act;
+    }
+    sigprocmask(SIG_SETMASK, &saved, NULL);
+    if (r != 0)
+      return r;
+  }
+  if (old)
+    *old = prev;
+  return 0;
+}
