@@ -176,6 +176,15 @@ static size_t split_stack(folded_reader *fr, ljp_tree *t, const char *s,
   return n;
 }
 
+/* Counts the current line (fr->lines) as ignored. */
+static void ignore_line(folded_reader *fr)
+{
+  if (fr->ignored++ == 0) {
+    fr->first_ignored = fr->lines;
+    fr->first_ignored_offset = fr->line_start;
+  }
+}
+
 int folded_line(folded_reader *fr, const char *s, size_t len)
 {
   fr->lines++;
@@ -186,7 +195,7 @@ int folded_line(folded_reader *fr, const char *s, size_t len)
   int64_t after, before = 0;
   int r1 = 0, r2 = 0, two = 0;
   if (!take_count(s, &len, &after, &r1)) {
-    fr->ignored++;
+    ignore_line(fr);
     return 0;
   }
   if (take_count(s, &len, &before, &r2))
@@ -231,12 +240,14 @@ int folded_feed(folded_reader *fr, const void *data, size_t len)
   const char *p = data, *end = p + len;
   while (p < end) {
     const char *nl = memchr(p, '\n', (size_t)(end - p));
+    if (fr->len == 0 && !fr->skipping)
+      fr->line_start = fr->fed + (uint64_t)(p - (const char *)data);
     size_t take = nl ? (size_t)(nl - p) : (size_t)(end - p);
     if (fr->skipping) {
       if (nl) {
         fr->skipping = 0;
         fr->lines++;
-        fr->ignored++;
+        ignore_line(fr);
       }
     } else if (fr->len == 0 && nl) {
       /* Whole line inside the piece: no copy. */
@@ -246,7 +257,7 @@ int folded_feed(folded_reader *fr, const void *data, size_t len)
       fr->len = 0;
       if (nl) {
         fr->lines++;
-        fr->ignored++;
+        ignore_line(fr);
       } else
         fr->skipping = 1;
     } else {
@@ -273,6 +284,7 @@ int folded_feed(folded_reader *fr, const void *data, size_t len)
       break;
     p = nl + 1;
   }
+  fr->fed += len;
   return 0;
 }
 
@@ -281,7 +293,7 @@ int folded_finish(folded_reader *fr)
   if (fr->skipping) {
     fr->skipping = 0;
     fr->lines++;
-    fr->ignored++;
+    ignore_line(fr);
     return 0;
   }
   if (fr->len == 0)

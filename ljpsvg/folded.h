@@ -23,7 +23,11 @@ typedef struct folded_reader {
   uint64_t ignored;        /* lines without a valid count */
   uint64_t rounded;        /* fractional counts rounded to integers */
   uint64_t differential;   /* lines with two counts */
+  uint64_t first_ignored;  /* line number (from 1) of the first ignored line */
+  uint64_t first_ignored_offset;  /* and the byte offset where it starts */
   /* internal */
+  uint64_t fed;            /* bytes fed before the current piece */
+  uint64_t line_start;     /* byte offset of the line being read */
   char *buf;
   size_t len, cap;
   int skipping;            /* inside an over-long line */

@@ -101,6 +101,8 @@ static int feed_text(folded_reader *fr, int fd, const char *first,
   free(buf);
   res->lines = fr->lines;
   res->ignored = fr->ignored;
+  res->first_ignored = fr->first_ignored;
+  res->first_ignored_offset = fr->first_ignored_offset;
   res->rounded = fr->rounded;
   res->differential = fr->differential;
   return rc;

@@ -17,6 +17,7 @@ typedef struct input_opts {
 typedef struct input_result {
   ljp_kind kind;           /* LJP_KIND_UNKNOWN for folded text */
   uint64_t lines, ignored, rounded, differential;  /* folded text */
+  uint64_t first_ignored, first_ignored_offset;    /* line, byte offset */
   int error;               /* 1 when reading stopped on an error */
   char message[512];       /* "offset N: ..." / strerror text */
 } input_result;

@@ -372,9 +372,16 @@ int main(int argc, char **argv)
       any_profile = 1;
     if (res.kind == LJP_KIND_MEMPROF)
       memprof = 1;
-    if (res.ignored)
-      diag(inputs[i], "ignored %llu lines with invalid format",
-           (unsigned long long)res.ignored);
+    if (res.ignored == 1)
+      diag(inputs[i], "line %llu (offset %llu): ignored, no count at its end",
+           (unsigned long long)res.first_ignored,
+           (unsigned long long)res.first_ignored_offset);
+    else if (res.ignored)
+      diag(inputs[i], "ignored %llu lines without a count at their end, "
+           "the first at line %llu (offset %llu)",
+           (unsigned long long)res.ignored,
+           (unsigned long long)res.first_ignored,
+           (unsigned long long)res.first_ignored_offset);
     if (res.rounded)
       diag(inputs[i], "rounded %llu fractional counts",
            (unsigned long long)res.rounded);
@@ -421,7 +428,10 @@ int main(int argc, char **argv)
            "so ignored", c.total, (long long)total);
   }
   if (total == 0) {
-    diag(NULL, "no stack counts found");
+    if (nin == 1)
+      diag(inputs[0], "no stack counts found");
+    else
+      diag(NULL, "no stack counts found in %d inputs", nin);
     status = 1;
   }
 

@@ -116,6 +116,9 @@ static void check_folded_result(ljp_tree *after, ljp_tree *before,
   ck_assert_str_eq(folded_of(before, &s), "a;d 7\n");
   ck_assert_uint_eq(fr->lines, 13);
   ck_assert_uint_eq(fr->ignored, 4);
+  /* "no count": line 9, after 3 + 6 + 7 + 10 + 8 + 8 + 5 + 3 + 1 bytes. */
+  ck_assert_uint_eq(fr->first_ignored, 9);
+  ck_assert_uint_eq(fr->first_ignored_offset, 51);
   ck_assert_uint_eq(fr->rounded, 1);
   ck_assert_uint_eq(fr->differential, 1);
   ck_assert_int_eq(ljp_tree_node_total(after, 0), 5 + 1 + 10 + 3 + 9 + 1);
