@@ -118,12 +118,27 @@ static __attribute__((noinline)) void host_spin(double seconds)
   c_spin(seconds);
 }
 
+/* churn(n): n host allocations, for ticks that land inside malloc. */
+static int c_churn(lua_State *L)
+{
+  int n = (int)luaL_optinteger(L, 1, 100);
+  for (int i = 0; i < n; i++) {
+    void *p = malloc((size_t)(16 + (i * 37) % 4000));
+    if (!p)
+      return luaL_error(L, "out of memory");
+    ((volatile char *)p)[0] = 1;
+    free(p);
+  }
+  return 0;
+}
+
 static lua_State *new_state(void)
 {
   lua_State *L = luaL_newstate();
   ck_assert_ptr_nonnull(L);
   luaL_openlibs(L);
   lua_register(L, "sandwich", c_sandwich);
+  lua_register(L, "churn", c_churn);
   return L;
 }
 
@@ -729,6 +744,8 @@ START_TEST(signal_safety_soak)
     "  if n %% 50 == 0 then collectgarbage() end\n"
     "  local co = coroutine.wrap(function() for i = 1, 100 do coroutine.yield(i) end end)\n"
     "  for i = 1, 100 do co() end\n"
+    "  loadstring('local s = 0 for i = 1, 200 do s = s + i * ' .. n .. ' churn(2) end')()\n"
+    "  if n %% 25 == 0 then jit.flush() end\n"
     "end\n", soak_seconds());
   run(L, code, "@soak.lua");
   ck_assert_int_eq(ljp_capture_stop(L), LJP_CAPTURE_SUCCESS);
@@ -744,19 +761,9 @@ END_TEST
 
 /* ---- malloc while traces come and go ------------------------------------- */
 
-static int c_churn(lua_State *L)
-{
-  int n = (int)luaL_optinteger(L, 1, 100);
-  for (int i = 0; i < n; i++) {
-    void *p = malloc((size_t)(16 + (i * 37) % 4000));
-    if (!p)
-      return luaL_error(L, "out of memory");
-    ((volatile char *)p)[0] = 1;
-    free(p);
-  }
-  return 0;
-}
-
+/* Host mallocs, new traces and flushes (new machine-code areas registered
+ * with libgcc) under a 200 us wall timer: with the shim preloaded, catches
+ * a handler that allocates. */
 START_TEST(malloc_storm_with_trace_churn)
 {
   lua_State *L = new_state();
@@ -774,7 +781,6 @@ START_TEST(malloc_storm_with_trace_churn)
     "  churn(200)\n"
     "  if k % 20 == 0 then jit.flush() end\n"
     "end\n";
-  lua_register(L, "churn", c_churn);
   reset_out();
   o.interval = 0;
   o.interval_us = 200;
