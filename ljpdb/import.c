@@ -90,6 +90,7 @@ struct importer {
   int64_t vm_symbol[LJP_VMST__MAX + 1]; /* "VMST_x" rows, 0 = not yet */
   struct sample_memo *memo; /* recent sample records -> their row ids */
   uint64_t memo_file;      /* bumped per file: ids are per profile */
+  size_t memo_bytes;       /* record bytes the memo holds */
   int saw_host, saw_guest;
   import_stats stats;
   char *err;               /* where failures are described */
@@ -100,7 +101,8 @@ struct importer {
  * the same file, give the same call path and trace rows, so a bounded
  * direct-mapped memo of recent records skips the merge and the per-frame
  * probes for them. */
-#define MEMO_SLOTS 4096
+#define MEMO_SLOTS 65536          /* 4 MiB of slots, touched as used */
+#define MEMO_BUDGET ((size_t)32 << 20)  /* record bytes held at most */
 struct sample_memo {
   uint64_t hash, epoch, file;
   uint8_t *raw;
@@ -496,8 +498,12 @@ static int add_sample_memo(importer *im, const ljp_event *ev, uint64_t seq) {
     return insert_sample(im, s, seq, m->path, m->trace);
   if (add_sample(im, s, seq, &path, &trace)) return -1;
   if (m->cap < ev->raw_len) {
+    /* Imported all the same, just not memoised: over the budget (deep
+     * stacks make long records) or out of memory. */
+    if (im->memo_bytes - m->cap + ev->raw_len > MEMO_BUDGET) return 0;
     uint8_t *nr = realloc(m->raw, ev->raw_len);
-    if (!nr) return 0; /* imported all the same, just not memoised */
+    if (!nr) return 0;
+    im->memo_bytes = im->memo_bytes - m->cap + ev->raw_len;
     m->raw = nr;
     m->cap = ev->raw_len;
   }
