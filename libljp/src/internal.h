@@ -142,6 +142,9 @@ const ljp_symbol *symtab_define(symtab *s, const ljp_symbol *proto_sym,
 const ljp_symbol *symtab_cfloor(symtab *s, uint64_t addr);
 /* Numbers the chunk of an LFUNC symbol on first use (multi-line only). */
 int symtab_use_chunk(symtab *s, const ljp_symbol *sym);
+/* Forgets the aliases numbered after the first `mark` (a record that was
+ * not delivered must not keep the numbers it took). */
+void symtab_aliases_rollback(symtab *s, unsigned mark);
 static inline const ljp_symbol *symtab_proto(const symtab *s, uint64_t a) {
   return (const ljp_symbol *)u64map_get(&s->lfunc, a);
 }

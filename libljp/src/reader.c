@@ -451,7 +451,10 @@ LJP_API ljp_status ljp_reader_next(ljp_reader *r, const ljp_event **ev) {
     c.p = r->in.data + (size_t)(r->pos - r->in.base);
     c.end = c.p + have;
     r->ev.offset = r->pos;
+    unsigned alias_mark = r->syms.naliases;
     int rc = parse_one(r, &c);
+    if (rc != LJP_OK)
+      symtab_aliases_rollback(&r->syms, alias_mark);
     if (LJP_UNLIKELY(r->syms.oom))
       return reader_fail(r, LJP_E_NOMEM, r->pos, "out of memory");
     if (rc == LJP_OK) {

@@ -77,6 +77,11 @@ int symtab_use_chunk(symtab *s, const ljp_symbol *sym) {
   return 0;
 }
 
+void symtab_aliases_rollback(symtab *s, unsigned mark) {
+  while (s->naliases > mark)
+    chunk_of(s->aliases[--s->naliases])->alias = 0;
+}
+
 static int merge_pending(symtab *s);
 
 /* Pending entries stay sorted by address (and definition order), so a

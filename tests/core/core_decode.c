@@ -119,6 +119,7 @@ void core_decode_run(ljp_reader *r, core_decode *d, int keep)
   snprintf(d->error, sizeof(d->error), "%s", ljp_reader_error(r));
   d->counters = *ljp_reader_counters(r);
   d->complete = ljp_reader_complete(r);
+  d->aliases = ljp_reader_alias_count(r);
   d->kind = ljp_reader_kind(r);
   d->ljs_version = ljp_reader_ljs_version(r);
   d->event_version = ljp_reader_event_version(r);

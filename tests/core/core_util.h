@@ -52,6 +52,7 @@ typedef struct core_decode {
   size_t nevents;
   ljp_counters counters;
   int complete;
+  unsigned aliases;             /* ljp_reader_alias_count at the end */
   ljp_kind kind;
   unsigned ljs_version, event_version;
   int layout;

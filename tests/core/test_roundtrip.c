@@ -974,6 +974,15 @@ START_TEST(roundtrip_every_cut)
                     "full decode", b->cfg->name, cut, i,
                     (unsigned long long)d.offsets[i]);
     ck_assert_int_eq(d.complete, 0);
+    /* only delivered records number aliases: a cut one takes none */
+    {
+      unsigned want = 0;
+      for (i = 0; i < d.nevents; i++)
+        if (b->ev[i].alias > want)
+          want = b->ev[i].alias;
+      ck_assert_msg(d.aliases == want, "%s cut at %zu: %u aliases, expected %u",
+                    b->cfg->name, cut, d.aliases, want);
+    }
     core_decode_clear(&d);
     free(copy);
   }
