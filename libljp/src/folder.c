@@ -80,7 +80,7 @@ LJP_API void ljp_folder_free(ljp_folder *f) {
   if (!f)
     return;
   for (size_t i = 0; i < f->heap.cap; i++)
-    free(f->heap.vals ? f->heap.vals[i] : NULL);
+    free(f->heap.slots ? f->heap.slots[i].val : NULL);
   u64map_free(&f->heap);
   for (size_t i = 0; i < MEMO_SLOTS; i++) {
     free(f->memo ? f->memo[i].raw : NULL);

@@ -42,9 +42,14 @@ void *arena_alloc(arena *a, size_t n);   /* 8-byte aligned; NULL on OOM */
 
 /* ---- u64 -> pointer hash map (open addressing, linear probing) ---- */
 
+/* Key and value side by side: a lookup touches one cache line. */
+typedef struct u64slot {
+  uint64_t key;
+  void *val;               /* NULL = empty slot */
+} u64slot;
+
 typedef struct u64map {
-  uint64_t *keys;
-  void **vals;             /* NULL value = empty slot */
+  u64slot *slots;
   size_t cap, count;       /* cap is a power of two */
 } u64map;
 

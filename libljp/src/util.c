@@ -59,8 +59,7 @@ void *arena_alloc(arena *a, size_t n) {
 void u64map_init(u64map *m) { memset(m, 0, sizeof(*m)); }
 
 void u64map_free(u64map *m) {
-  free(m->keys);
-  free(m->vals);
+  free(m->slots);
   u64map_init(m);
 }
 
@@ -69,37 +68,30 @@ void *u64map_get(const u64map *m, uint64_t key) {
     return NULL;
   size_t mask = m->cap - 1, i = (size_t)ljp_hash64(key) & mask;
   for (;;) {
-    void *v = m->vals[i];
-    if (!v)
+    const u64slot *s = &m->slots[i];
+    if (!s->val)
       return NULL;
-    if (m->keys[i] == key)
-      return v;
+    if (s->key == key)
+      return s->val;
     i = (i + 1) & mask;
   }
 }
 
 static int u64map_grow(u64map *m) {
   size_t ncap = m->cap ? m->cap * 2 : 64;
-  uint64_t *nk = malloc(ncap * sizeof(*nk));
-  void **nv = calloc(ncap, sizeof(*nv));
-  if (!nk || !nv) {
-    free(nk);
-    free(nv);
+  u64slot *ns = calloc(ncap, sizeof(*ns));
+  if (!ns)
     return -1;
-  }
   for (size_t j = 0; j < m->cap; j++) {
-    if (!m->vals[j])
+    if (!m->slots[j].val)
       continue;
-    size_t i = (size_t)ljp_hash64(m->keys[j]) & (ncap - 1);
-    while (nv[i])
+    size_t i = (size_t)ljp_hash64(m->slots[j].key) & (ncap - 1);
+    while (ns[i].val)
       i = (i + 1) & (ncap - 1);
-    nk[i] = m->keys[j];
-    nv[i] = m->vals[j];
+    ns[i] = m->slots[j];
   }
-  free(m->keys);
-  free(m->vals);
-  m->keys = nk;
-  m->vals = nv;
+  free(m->slots);
+  m->slots = ns;
   m->cap = ncap;
   return 0;
 }
@@ -108,15 +100,15 @@ int u64map_put(u64map *m, uint64_t key, void *val) {
   if ((m->count + 1) * 4 > m->cap * 3 && u64map_grow(m))
     return -1;
   size_t mask = m->cap - 1, i = (size_t)ljp_hash64(key) & mask;
-  while (m->vals[i]) {
-    if (m->keys[i] == key) {
-      m->vals[i] = val;
+  while (m->slots[i].val) {
+    if (m->slots[i].key == key) {
+      m->slots[i].val = val;
       return 0;
     }
     i = (i + 1) & mask;
   }
-  m->keys[i] = key;
-  m->vals[i] = val;
+  m->slots[i].key = key;
+  m->slots[i].val = val;
   m->count++;
   return 0;
 }
@@ -125,26 +117,25 @@ void *u64map_del(u64map *m, uint64_t key) {
   if (!m->cap)
     return NULL;
   size_t mask = m->cap - 1, i = (size_t)ljp_hash64(key) & mask;
-  while (m->vals[i] && m->keys[i] != key)
+  while (m->slots[i].val && m->slots[i].key != key)
     i = (i + 1) & mask;
-  void *val = m->vals[i];
+  void *val = m->slots[i].val;
   if (!val)
     return NULL;
   /* Backward-shift deletion: pull later members of the probe run into the
    * hole, so lookups never need tombstones. */
   for (size_t j = i;;) {
     j = (j + 1) & mask;
-    if (!m->vals[j])
+    if (!m->slots[j].val)
       break;
-    size_t home = (size_t)ljp_hash64(m->keys[j]) & mask;
+    size_t home = (size_t)ljp_hash64(m->slots[j].key) & mask;
     int stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
     if (!stays) {
-      m->keys[i] = m->keys[j];
-      m->vals[i] = m->vals[j];
+      m->slots[i] = m->slots[j];
       i = j;
     }
   }
-  m->vals[i] = NULL;
+  m->slots[i].val = NULL;
   m->count--;
   return val;
 }
