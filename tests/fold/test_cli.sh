@@ -42,9 +42,8 @@ printf 'hello world' > "$tmp/text.bin"
 "$fold" "$tmp/text.bin" >/dev/null 2>"$tmp/err"; [ $? -eq 1 ] && grep -q 'offset 0: not a LuaJIT profile' "$tmp/err"; check "not a profile" $?
 # a profile whose start was zeroed (a profiler restarted on the same path)
 { head -c 4096 /dev/zero; tail -c 2000 "$sp"; } > "$tmp/holed.bin"
-"$fold" "$tmp/holed.bin" >/dev/null 2>"$tmp/err"; [ $? -eq 1 ] && grep -q 'offset 0: not a LuaJIT profile: it starts with 4096 zero bytes' "$tmp/err"; check "zero-filled start" $?
-head -c 100 /dev/zero > "$tmp/zeros.bin"
-"$fold" - < "$tmp/zeros.bin" >/dev/null 2>"$tmp/err"; [ $? -eq 1 ] && grep -q 'the first 100 bytes are all zero' "$tmp/err"; check "all zeros from stdin" $?
+"$fold" "$tmp/holed.bin" >/dev/null 2>"$tmp/err"; [ $? -eq 1 ] && grep -q 'offset 0: not a LuaJIT profile: it starts with zero bytes' "$tmp/err"; check "zero-filled start" $?
+cat "$tmp/holed.bin" | "$fold" - >/dev/null 2>"$tmp/err"; [ $? -eq 1 ] && grep -q '^ljpfold: <stdin>: offset 0: not a LuaJIT profile: it starts with zero bytes' "$tmp/err"; check "zero-filled start from a pipe" $?
 # unsupported version: patch the ljp version byte
 off=$(grep -obUaP 'ljp\x02' "$sp" | head -1 | cut -d: -f1)
 cp "$sp" "$tmp/v3.bin"; printf '\x03' | dd of="$tmp/v3.bin" bs=1 seek=$((off + 3)) conv=notrunc 2>/dev/null
