@@ -37,7 +37,10 @@
  * objects' code and CFAs on the current stack; while it runs in CALLGRAPH
  * mode a SIGSEGV/SIGBUS handler is installed that turns a fault of the
  * unwinder into a shorter stack (counted in unwind_faults) and passes every
- * other fault to the host's previous handler.
+ * other fault to the host's previous handler.  The handler does not unwind
+ * while a trace is compiled (libgcc would index a newly registered
+ * machine-code area with malloc) or while the VM thread runs this library's
+ * own code: those ticks keep the interrupted PC as their only host frame.
  *
  * Limits: one profiled VM per process; shares SIGPROF and LuaJIT's single
  * profiler state with jit.profile / jit.p (starting takes it over); stop
