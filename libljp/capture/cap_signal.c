@@ -309,21 +309,29 @@ void cap_signal_set_unsafe(uint64_t glo, uint64_t ghi, uint64_t clo,
 }
 
 /* The lock is taken inside libgcc_s, so while it is held a return address
- * into libgcc_s sits in one of the innermost frames, whatever runs on top
- * (libc's lock functions, a sanitizer's interceptor).  Scan the first words
- * of the interrupted stack for one.  A stale value only costs that tick its
- * host stack. */
-#define CAP_SCAN_WORDS 128
+ * into libgcc_s sits on the interrupted stack, under whatever runs on top:
+ * libc's lock functions, or the allocator, which libgcc calls with the lock
+ * held (it frees an object's index when LuaJIT deregisters a machine-code
+ * area at a flush, and allocates one at the first lookup after a
+ * registration).  Allocators can have large frames (a sanitizer's records
+ * a stack trace of 2 KiB and more), so up to 16 KiB above the stack
+ * pointer are scanned, never past the top of the VM thread's stack; on
+ * another stack a read that faults ends the scan through the fault guard.
+ * A stale value only costs that tick its host stack. */
+#define CAP_SCAN_BYTES 16384
 CAP_RAW_READ static int libgcc_on_stack(const void *ucv)
 {
 #if defined(__x86_64__)
   const ucontext_t *uc = ucv;
-  const uint64_t *sp = (const uint64_t *)(uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
-  int i;
+  uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+  uintptr_t end = sp + CAP_SCAN_BYTES;
+  const uint64_t *w;
   if (!sp || gcc_hi <= gcc_lo)
     return 0;
-  for (i = 0; i < CAP_SCAN_WORDS; i++)
-    if (sp[i] >= gcc_lo && sp[i] < gcc_hi)
+  if (sp >= vm_stack_lo && sp < vm_stack_hi && end > vm_stack_hi)
+    end = vm_stack_hi;
+  for (w = (const uint64_t *)sp; (uintptr_t)(w + 1) <= end; w++)
+    if (*w >= gcc_lo && *w < gcc_hi)
       return 1;
   return 0;
 #else
@@ -413,8 +421,7 @@ static uint32_t capture_stack(uint64_t pc, const void *uc, uint64_t *frames,
   /* In a trace: the sample names the trace and carries no host stack.
    * In the capture core's own code or a lock the unwinder takes: the PC
    * only, as unwinding there could deadlock. */
-  if (in_mcode(pc) || cap_S.in_core || cap_S.compiling ||
-      unwind_unsafe(pc, uc)) {
+  if (in_mcode(pc) || cap_S.in_core || cap_S.compiling) {
     frames[0] = pc;
     return pc ? 1 : 0;
   }
@@ -424,10 +431,13 @@ static uint32_t capture_stack(uint64_t pc, const void *uc, uint64_t *frames,
   set_bounds((uintptr_t)&i);
   if (sigsetjmp(bt_jmp, 0) == 0) {
     bt_guard = 1;
-    if (cap_S.backtracer)
-      cap_S.backtracer(bt_frame_writer);
-    else
-      _Unwind_Backtrace(bt_step, NULL);
+    /* Under the guard: the stack scan may read past a fiber's stack. */
+    if (!unwind_unsafe(pc, uc)) {
+      if (cap_S.backtracer)
+        cap_S.backtracer(bt_frame_writer);
+      else
+        _Unwind_Backtrace(bt_step, NULL);
+    }
     bt_guard = 0;
   } else {
     atomic_fetch_add_explicit(&cap_S.unwind_faults, 1, memory_order_relaxed);
