@@ -367,7 +367,9 @@ int cap_symbols_unsafe_setup(void)
   cap_signal_set_unsafe(0, 0, 0, 0, NULL, 0);
   free(libc_fn);
   libc_fn = NULL;
-  g = find_module((uint64_t)(uintptr_t)&_Unwind_Backtrace);
+  /* libgcc_s is found by a function nobody wraps: a preloaded library
+   * that interposes _Unwind_Backtrace would otherwise pass for it. */
+  g = find_module((uint64_t)(uintptr_t)&_Unwind_GetCFA);
   if (g) {
     glo = g->xlo;
     ghi = g->xhi;

@@ -1,12 +1,20 @@
 /*
  * malloc_shim.c — an LD_PRELOAD library that catches the SIGPROF handler
- * calling the allocator.
+ * calling the allocator, or unwinding while libgcc holds its FDE mutex.
  *
  * It wraps every SIGPROF handler the program installs (the capture core's
  * and LuaJIT's) and every malloc/calloc/realloc/free.  An allocation inside
  * a handler is reported on stderr (marked "re-entered" when the tick had
  * interrupted the allocator itself, the deadlock: glibc's arena lock is not
  * recursive) and the process aborts.
+ *
+ * It also wraps __register_frame and __deregister_frame (LuaJIT calls them
+ * for its machine-code areas; libgcc holds its FDE mutex in them and calls
+ * the allocator with it held) and _Unwind_Backtrace: a handler that starts
+ * an unwind after interrupting them would block on that mutex, so the shim
+ * aborts instead.  To make the case likely and hard, free called from them
+ * keeps a 6 KiB frame and waits 20 us, as a sanitizer's free has kilobytes of
+ * frames above libgcc's.
  *
  * Queries through sigaction() see the handler the program installed, not
  * the wrapper, so code that compares dispositions keeps working.
@@ -16,6 +24,8 @@
 #endif
 #include <dlfcn.h>
 #include <signal.h>
+#include <time.h>
+#include <unwind.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -28,6 +38,8 @@ extern void __libc_free(void *);
 static __thread int in_alloc;        /* allocator depth on this thread */
 static __thread int in_handler;      /* SIGPROF handler depth */
 static __thread int handler_interrupted_alloc;
+static __thread int in_reg;          /* inside __(de)register_frame */
+static __thread int handler_interrupted_reg;
 
 
 static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
@@ -88,18 +100,72 @@ void *realloc(void *q, size_t n)
   return p;
 }
 
+/* A deep allocator frame with time spent in it (see the top). */
+__attribute__((noinline)) static void deep_free(void *p)
+{
+  volatile char pad[6144];
+  struct timespec a, b;
+  pad[0] = 1;
+  pad[sizeof pad - 1] = 1;
+  clock_gettime(CLOCK_MONOTONIC, &a);
+  do
+    clock_gettime(CLOCK_MONOTONIC, &b);
+  while ((b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec) < 20000);
+  __libc_free(p);
+  (void)pad[0];
+}
+
 void free(void *p)
 {
   enter("free");
-  __libc_free(p);
+  if (in_reg && !in_handler)
+    deep_free(p);
+  else
+    __libc_free(p);
   leave();
+}
+
+void __register_frame(void *begin)
+{
+  static void (*real)(void *);
+  if (!real)
+    *(void **)&real = dlsym(RTLD_NEXT, "__register_frame");
+  in_reg++;
+  real(begin);
+  in_reg--;
+}
+
+void __deregister_frame(void *begin)
+{
+  static void (*real)(void *);
+  if (!real)
+    *(void **)&real = dlsym(RTLD_NEXT, "__deregister_frame");
+  in_reg++;
+  real(begin);
+  in_reg--;
+}
+
+_Unwind_Reason_Code _Unwind_Backtrace(_Unwind_Trace_Fn fn, void *arg)
+{
+  static _Unwind_Reason_Code (*real)(_Unwind_Trace_Fn, void *);
+  if (!real)
+    *(void **)&real = dlsym(RTLD_NEXT, "_Unwind_Backtrace");
+  if (in_handler && handler_interrupted_reg) {
+    static const char msg[] = "malloc_shim: the SIGPROF handler unwinds "
+                              "while libgcc holds its FDE mutex\n";
+    ssize_t r = write(2, msg, sizeof msg - 1);
+    (void)r;
+    abort();
+  }
+  return real(fn, arg);
 }
 
 static void wrapper(int sig, siginfo_t *si, void *uc)
 {
   struct sigaction a = user_sa;
-  int saved = handler_interrupted_alloc;
+  int saved = handler_interrupted_alloc, saved_reg = handler_interrupted_reg;
   handler_interrupted_alloc = in_alloc > 0;
+  handler_interrupted_reg = in_reg > 0;
   in_handler++;
   if (a.sa_flags & SA_SIGINFO) {
     if (a.sa_sigaction)
@@ -109,6 +175,7 @@ static void wrapper(int sig, siginfo_t *si, void *uc)
   }
   in_handler--;
   handler_interrupted_alloc = saved;
+  handler_interrupted_reg = saved_reg;
 }
 
 int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
