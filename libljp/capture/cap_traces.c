@@ -73,15 +73,15 @@ cap_trace *cap_traces_find(uint64_t pc)
   return NULL;
 }
 
-/* jit.attach handler: ("start", tr, func, pc, parent, exitno),
- * ("stop", tr, func), ("abort", ...), ("flush").  Upvalues: funcinfo,
- * tracemc.  Must not raise: errors of the helpers are swallowed. */
 static int on_trace_core(lua_State *L);
 
-/* The handler proper: the capture core's own code (see in_core).  From a
- * trace's start to its end the signal handler does not unwind, and when the
- * compile ends one unwind-table lookup here makes libgcc index a machine-code
- * area LuaJIT registered meanwhile, outside the signal handler. */
+/* jit.attach handler: ("start", tr, func, pc, parent, exitno),
+ * ("stop", tr, func), ("abort", ...), ("flush").  Upvalues: funcinfo,
+ * tracemc.  Must not raise: errors of the helpers are swallowed.
+ * It is the capture core's own code (see in_core).  From a trace's start
+ * to its end the signal handler does not unwind, and when the compile ends
+ * one unwind-table lookup here makes libgcc index a machine-code area
+ * LuaJIT registered meanwhile, outside the signal handler. */
 static int on_trace(lua_State *L)
 {
   const char *what = lua_tostring(L, 1);
@@ -106,6 +106,7 @@ int cap_traces_attached(void)
   return handler_ref != LUA_NOREF;
 }
 
+/* What on_trace does with each event: the trace map. */
 static int on_trace_core(lua_State *L)
 {
   const char *what = lua_tostring(L, 1);
