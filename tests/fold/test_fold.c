@@ -327,6 +327,20 @@ START_TEST(names_follow_redefinitions) {
 }
 END_TEST
 
+/* Ends w's memprof stream, folds it by weight and frees w. */
+static char *fold_mem_writer(ljp_writer *w, ljp_weight weight) {
+  ck_assert_int_eq(ljp_write_stream_end(w), LJP_OK);
+  size_t len;
+  const uint8_t *d = ljp_writer_data(w, &len);
+  ljp_fold_options o;
+  memset(&o, 0, sizeof(o));
+  o.weight = weight;
+  o.flavor = LJP_FLAVOR_AUTO;
+  char *s = fold_bytes(d, len, &o, 0);
+  ljp_writer_free(w);
+  return s;
+}
+
 /* memprof weights: bytes, events and live bytes per allocation site. */
 static char *fold_mem(ljp_weight weight) {
   ljp_writer *w = ljp_writer_new(NULL, NULL, 0);
@@ -346,16 +360,7 @@ static char *fold_mem(ljp_weight weight) {
   ljp_write_mem(w, LJP_MEM_REALLOC, LJP_SRC_LFUNC, P_MAIN, 2, 0, 0xa100, 50, 0xa200, 70);
   ljp_write_mem(w, LJP_MEM_FREE, LJP_SRC_INTERNAL, 0, 0, 0, 0xa000, 100, 0, 0);
   ljp_write_mem(w, LJP_MEM_FREE, LJP_SRC_INTERNAL, 0, 0, 0, 0xe000, 999, 0, 0);
-  ljp_write_stream_end(w);
-  size_t len;
-  const uint8_t *d = ljp_writer_data(w, &len);
-  ljp_fold_options o;
-  memset(&o, 0, sizeof(o));
-  o.weight = weight;
-  o.flavor = LJP_FLAVOR_AUTO;
-  char *s = fold_bytes(d, len, &o, 0);
-  ljp_writer_free(w);
-  return s;
+  return fold_mem_writer(w, weight);
 }
 
 START_TEST(memprof_weights) {
@@ -428,14 +433,7 @@ START_TEST(memprof_live_churn) {
       held[site] += (int64_t)sz;
     }
   }
-  ljp_write_stream_end(w);
-  size_t len;
-  const uint8_t *d = ljp_writer_data(w, &len);
-  ljp_fold_options o;
-  memset(&o, 0, sizeof(o));
-  o.weight = LJP_WEIGHT_LIVE;
-  o.flavor = LJP_FLAVOR_AUTO;
-  char *got = fold_bytes(d, len, &o, 0);
+  char *got = fold_mem_writer(w, LJP_WEIGHT_LIVE);
   char expect[256];
   snprintf(expect, sizeof(expect),
            "@m.lua;@m.lua:0;line 1 %lld\n@m.lua;@m.lua:0;line 2 %lld\n"
@@ -443,7 +441,6 @@ START_TEST(memprof_live_churn) {
            (long long)held[0], (long long)held[1], (long long)held[2]);
   ck_assert_str_eq(got, expect);
   free(got);
-  ljp_writer_free(w);
 }
 END_TEST
 
