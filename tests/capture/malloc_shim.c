@@ -125,24 +125,27 @@ void free(void *p)
   leave();
 }
 
+/* Calls libgcc's `name` (looked up once into *real) marked as in_reg. */
+static void call_registration(void (**real)(void *), const char *name,
+                              void *begin)
+{
+  if (!*real)
+    *(void **)real = dlsym(RTLD_NEXT, name);
+  in_reg++;
+  (*real)(begin);
+  in_reg--;
+}
+
 void __register_frame(void *begin)
 {
   static void (*real)(void *);
-  if (!real)
-    *(void **)&real = dlsym(RTLD_NEXT, "__register_frame");
-  in_reg++;
-  real(begin);
-  in_reg--;
+  call_registration(&real, "__register_frame", begin);
 }
 
 void __deregister_frame(void *begin)
 {
   static void (*real)(void *);
-  if (!real)
-    *(void **)&real = dlsym(RTLD_NEXT, "__deregister_frame");
-  in_reg++;
-  real(begin);
-  in_reg--;
+  call_registration(&real, "__deregister_frame", begin);
 }
 
 _Unwind_Reason_Code _Unwind_Backtrace(_Unwind_Trace_Fn fn, void *arg)
