@@ -419,8 +419,9 @@ static uint32_t capture_stack(uint64_t pc, const void *uc, uint64_t *frames,
 {
   uint32_t i, n;
   /* In a trace: the sample names the trace and carries no host stack.
-   * In the capture core's own code or a lock the unwinder takes: the PC
-   * only, as unwinding there could deadlock. */
+   * In the capture core's own code or while a trace compiles: the PC only,
+   * as unwinding there could allocate or deadlock (so could unwinding
+   * where unwind_unsafe says, checked below under the fault guard). */
   if (in_mcode(pc) || cap_S.in_core || cap_S.compiling) {
     frames[0] = pc;
     return pc ? 1 : 0;
