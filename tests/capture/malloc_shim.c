@@ -11,10 +11,12 @@
  * It also wraps __register_frame and __deregister_frame (LuaJIT calls them
  * for its machine-code areas; libgcc holds its FDE mutex in them and calls
  * the allocator with it held) and _Unwind_Backtrace: a handler that starts
- * an unwind after interrupting them would block on that mutex, so the shim
- * aborts instead.  To make the case likely and hard, free called from them
- * keeps a 6 KiB frame and waits 20 us, as a sanitizer's free has kilobytes of
- * frames above libgcc's.
+ * an unwind after interrupting the allocator called from them would block
+ * on that mutex, so the shim aborts instead.  (A tick in libgcc's own code
+ * is the easy case, and a free libgcc tail-calls after unlocking is none.)
+ * To make the case likely and hard, a free libgcc calls keeps a 6 KiB frame
+ * and waits 250 us (longer than the tests' fastest timer period), as a
+ * sanitizer's free has kilobytes of frames above libgcc's.
  *
  * Queries through sigaction() see the handler the program installed, not
  * the wrapper, so code that compares dispositions keeps working.
@@ -23,6 +25,7 @@
 #define _GNU_SOURCE 1
 #endif
 #include <dlfcn.h>
+#include <link.h>
 #include <signal.h>
 #include <time.h>
 #include <unwind.h>
@@ -110,18 +113,46 @@ __attribute__((noinline)) static void deep_free(void *p)
   clock_gettime(CLOCK_MONOTONIC, &a);
   do
     clock_gettime(CLOCK_MONOTONIC, &b);
-  while ((b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec) < 20000);
+  while ((b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec) < 250000);
   __libc_free(p);
   (void)pad[0];
 }
 
+/* libgcc_s's executable segment: a free whose return address lies there
+ * was called from libgcc's own code, which may hold the FDE mutex.  (Its
+ * final free after unlocking is a tail call and returns to our wrapper.) */
+static uintptr_t gcc_lo, gcc_hi;
+
+static int gcc_segment(struct dl_phdr_info *info, size_t size, void *data)
+{
+  const void *fn = data;
+  (void)size;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+    if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) &&
+        (uintptr_t)fn >= lo && (uintptr_t)fn < hi) {
+      gcc_lo = lo;
+      gcc_hi = hi;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+static __thread int in_gcc_free;     /* inside a free libgcc called */
+
 void free(void *p)
 {
+  uintptr_t ra = (uintptr_t)__builtin_return_address(0);
   enter("free");
-  if (in_reg && !in_handler)
+  if (in_reg && !in_handler && ra >= gcc_lo && ra < gcc_hi) {
+    in_gcc_free++;
     deep_free(p);
-  else
+    in_gcc_free--;
+  } else {
     __libc_free(p);
+  }
   leave();
 }
 
@@ -129,8 +160,11 @@ void free(void *p)
 static void call_registration(void (**real)(void *), const char *name,
                               void *begin)
 {
-  if (!*real)
+  if (!*real) {
     *(void **)real = dlsym(RTLD_NEXT, name);
+    if (!gcc_hi)
+      dl_iterate_phdr(gcc_segment, *(void **)real);
+  }
   in_reg++;
   (*real)(begin);
   in_reg--;
@@ -168,7 +202,7 @@ static void wrapper(int sig, siginfo_t *si, void *uc)
   struct sigaction a = user_sa;
   int saved = handler_interrupted_alloc, saved_reg = handler_interrupted_reg;
   handler_interrupted_alloc = in_alloc > 0;
-  handler_interrupted_reg = in_reg > 0;
+  handler_interrupted_reg = in_gcc_free > 0;
   in_handler++;
   if (a.sa_flags & SA_SIGINFO) {
     if (a.sa_sigaction)
