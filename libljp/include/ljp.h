@@ -9,7 +9,9 @@
  *   ljp  the sampling profiler (sysprof) sample stream,
  *
  * in every version their producers ever wrote (ljs 1, 2a, 2b, 3; ljm 1, 2, 3
- * with its unversioned stages; ljp 1, 2).  A profile file is an ljs stream
+ * with its unversioned stages; ljp 1, 2), and ljp's own extended sysprof
+ * stream "ljp x1" (version byte 0x81: times, coroutines, and the callers of
+ * samples taken inside JIT traces).  A profile file is an ljs stream
  * followed directly by an ljm or an ljp stream.
  *
  * Layers, each usable alone:
@@ -95,6 +97,29 @@ typedef enum ljp_flavor {
   LJP_FLAVOR_OPENRESTY = 2,  /* OpenResty luajit2 */
   LJP_FLAVOR_AUTO = 255      /* reader option: take it from the stream */
 } ljp_flavor;
+
+/* The version byte of ljp's extended sysprof stream (FORMATS.md §5.5):
+ * the high bit marks a version of ljp's own, the low bits its revision.
+ * Tarantool's parser requires the version byte to equal 2, so it refuses
+ * these streams at the prologue instead of misreading them. */
+#define LJP_LJP_VERSION_X1 0x81u
+
+/* What the sampling timer of an x1 stream measured. */
+typedef enum ljp_timer {
+  LJP_TIMER_UNKNOWN = 0,
+  LJP_TIMER_PROCESS_CPU = 1,  /* ITIMER_PROF: CPU time of the whole process */
+  LJP_TIMER_THREAD_CPU = 2,   /* CPU time of the sampled thread */
+  LJP_TIMER_WALL = 3          /* CLOCK_MONOTONIC */
+} ljp_timer;
+
+/* "unknown", "process-cpu", "thread-cpu", "wall"; "?" out of range. */
+const char *ljp_timer_name(ljp_timer timer);
+
+/* Sample flags of x1 streams (ljp_sample.flags, ljp_sample_x1.flags). */
+#define LJP_SAMPLE_LUA_INCOMPLETE 1u   /* the Lua frame chain was cut (caught
+                                          mid-update, or truncated) */
+#define LJP_SAMPLE_HOST_INCOMPLETE 2u  /* the host stack does not reach the
+                                          thread's root frame */
 
 /* VM states, Tarantool numbering (stable for every ljm/ljp version). */
 enum {
@@ -235,8 +260,11 @@ typedef enum ljp_event_type {
 
 typedef struct ljp_prologue {
   char magic[4];           /* "ljs", "ljm" or "ljp", NUL-terminated */
-  unsigned version;
-  uint8_t reserved[3];
+  unsigned version;        /* LJP_LJP_VERSION_X1 for x1 */
+  uint8_t reserved[3];     /* x1: flavor, timer, 0 */
+  uint64_t interval_ns;    /* x1: the sampling interval asked for (0 unknown);
+                              0 for every other stream */
+  ljp_timer timer;         /* x1: reserved[1] when known, else UNKNOWN */
 } ljp_prologue;
 
 typedef struct ljp_symbol_event {
@@ -253,6 +281,13 @@ typedef struct ljp_sample {
   const ljp_frame *host;   /* host stack, innermost first (stream order) */
   size_t host_count;
   ljp_frame trace;         /* TRACE samples: kind LJP_FRAME_TRACE */
+  /* x1 streams only (has_time == 1); zero in ljp 1 and 2.  In x1, TRACE
+   * samples also carry lua (the trace's function, then its callers) and
+   * host stacks; the trace itself stays in .trace. */
+  uint64_t time_ns;        /* monotonic ns since the capture started */
+  uint64_t coro;           /* running coroutine: 1 main, 2.. others, 0 unknown */
+  uint32_t flags;          /* LJP_SAMPLE_* (reserved bits passed through) */
+  int has_time;            /* 1 for x1 samples */
 } ljp_sample;
 
 typedef struct ljp_mem_event {
@@ -329,6 +364,12 @@ unsigned ljp_reader_event_version(const ljp_reader *r); /* ljm or ljp version */
 /* For ljs 2: 'a' (traces carry mcode) or 'b'; 0 otherwise. */
 int ljp_reader_ljs_layout(const ljp_reader *r);
 ljp_flavor ljp_reader_flavor(const ljp_reader *r);
+/* x1 streams: the prologue's timer and interval (UNKNOWN / 0 otherwise). */
+ljp_timer ljp_reader_timer(const ljp_reader *r);
+uint64_t ljp_reader_interval_ns(const ljp_reader *r);
+/* x1 streams: time_ns of the last sample returned (the capture's length so
+ * far); 0 otherwise. */
+uint64_t ljp_reader_time_ns(const ljp_reader *r);
 /* 1 once the event-stream epilogue was read. */
 int ljp_reader_complete(const ljp_reader *r);
 /* Bytes consumed so far (offset of the next record). */
@@ -347,6 +388,9 @@ typedef struct ljp_counters {
   uint64_t trace_redefinitions;     /* trace numbers defined again with
                                        another start proto or line */
   uint64_t max_lua_depth, max_host_depth;
+  uint64_t lua_incomplete;          /* x1 samples with LJP_SAMPLE_LUA_INCOMPLETE */
+  uint64_t host_incomplete;         /* ... with LJP_SAMPLE_HOST_INCOMPLETE */
+  uint64_t max_coro;                /* x1: the highest coroutine id seen */
 } ljp_counters;
 
 const ljp_counters *ljp_reader_counters(const ljp_reader *r);
@@ -381,9 +425,10 @@ typedef enum ljp_stack_view {
 
 /* Builds the stack of a sample, outermost frame first, into out[0..n).
  * Returns the number of frames the stack has (it may exceed cap: then only
- * cap were written).  TRACE samples give the trace frame (after the Lua
- * frames, when the sample has a Lua stack).  The frames point into the
- * sample or its reader: same lifetime as the event. */
+ * cap were written).  TRACE samples give the trace frame: alone in ljp 1
+ * and 2; in x1 on top of the sample's stack in that view (the reference
+ * view, which never shows traces, gives the stack alone).  The frames point
+ * into the sample or its reader: same lifetime as the event. */
 size_t ljp_sample_stack(const ljp_sample *s, ljp_stack_view view,
                         ljp_frame *out, size_t cap);
 
@@ -533,7 +578,7 @@ ljp_status ljp_write_symtab_trace(ljp_writer *w, uint64_t traceno,
 ljp_status ljp_write_symtab_end(ljp_writer *w);
 
 /* Event stream prologue: kind memprof (ljm version 1..3) or sysprof (ljp
- * version 1..2).  flavor goes into the first reserved byte (0 = Tarantool).
+ * version 1..2; x1 has its own call, ljp_write_stream_begin_x1).  flavor goes into the first reserved byte (0 = Tarantool).
  * For ljm 2 and ljm 3, with_mcode says whether loc-trace carries mcode
  * (ljm 2: always; ljm 3: the stage before 0243fb72). */
 ljp_status ljp_write_stream_begin(ljp_writer *w, ljp_kind kind,
@@ -549,6 +594,35 @@ ljp_status ljp_write_sample(ljp_writer *w, int vmstate,
                             const uint64_t *host, size_t nhost);
 ljp_status ljp_write_trace_sample(ljp_writer *w, uint64_t traceno,
                                   uint64_t proto, uint64_t line);
+
+/* The x1 sysprof stream (FORMATS.md §5.5).  flavor as above; interval_ns
+ * is the sampling interval asked for (0 unknown).  In an x1 stream samples
+ * are written with ljp_write_sample_x1 only (ljp_write_sample and
+ * ljp_write_trace_sample return LJP_E_ARG); the mid-stream symbol writers
+ * use the ljp 2 header bytes, ljp_write_stream_end ends it as usual. */
+ljp_status ljp_write_stream_begin_x1(ljp_writer *w, ljp_flavor flavor,
+                                     ljp_timer timer, uint64_t interval_ns);
+
+typedef struct ljp_sample_x1 {
+  int vmstate;                 /* 0..9 */
+  uint64_t dt_ns;              /* ns since the previous sample (the first:
+                                  since the capture started) */
+  uint64_t coro;               /* 1 main thread, 2.. in order of first
+                                  appearance, 0 unknown / no Lua running */
+  uint32_t flags;              /* LJP_SAMPLE_*; other bits must be 0 */
+  uint64_t traceno, trace_proto, trace_line;   /* vmstate 9 only */
+  const ljp_frame *lua;        /* innermost first; kinds LUA (value = proto,
+                                  line), CFUNC (value = address), FFUNC
+                                  (value = ffid), for every vmstate */
+  size_t nlua;
+  const uint64_t *host;        /* innermost first; no zero address */
+  size_t nhost;
+} ljp_sample_x1;
+
+/* Writes one x1 sample; the whole record is checked before a byte of it is
+ * written (LJP_E_ARG: not an x1 stream, vmstate out of range, a frame kind
+ * the stream cannot carry, a zero host address, reserved flag bits). */
+ljp_status ljp_write_sample_x1(ljp_writer *w, const ljp_sample_x1 *s);
 
 /* Memprof event.  loc_addr/loc_line: proto+line (LFUNC), address (CFUNC),
  * trace number (TRACE, loc_line unused); mcode for streams with mcode. */

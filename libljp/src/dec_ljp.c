@@ -1,5 +1,5 @@
 /*
- * dec_ljp.c — the sysprof sample stream (FORMATS.md §5), ljp 1 and 2:
+ * dec_ljp.c — the sysprof sample stream (FORMATS.md §5), ljp 1, 2 and x1:
  *
  *   record       := header(1..3) stack-lua stack-host   guest sample
  *                 | header(0,4..8) stack-host            host sample
@@ -8,6 +8,11 @@
  *                                     v2: 0x0A proto, 0x0B C symbol, 0x0C trace)
  *   stack-lua    := (0x01 proto line | 0x02 addr | 0x03 ffid)* 0x80
  *   stack-host   := addr:ULEB* 0x00      (the terminator is a ULEB128 zero)
+ *
+ * ljp x1 (§5.5) has one sample grammar for every vmstate:
+ *
+ *   sample-x1    := header(0..9) dt-ns coro flags
+ *                   [traceno proto line  (header 9 only)] stack-lua stack-host
  *
  * The header is a whole-byte enum, not a bit field (T2).
  */
@@ -206,15 +211,28 @@ int dec_ljp_record(ljp_reader *r, cursor *c) {
   s->trace.kind = LJP_FRAME_NONE;
   s->trace.sym = s->trace.proto = NULL;
   s->trace.value = s->trace.line = s->trace.mcode = 0;
+  s->time_ns = s->coro = 0;
+  s->flags = 0;
+  s->has_time = 0;
   int rc;
+  int x1 = r->ev_version == LJP_LJP_VERSION_X1;
+  uint64_t dt = 0, coro = 0, flags = 0;
+  if (x1) {
+    GET_ULEB(r, c, dt, "ULEB128 time delta of an x1 sample");
+    GET_ULEB(r, c, coro, "ULEB128 coroutine id of an x1 sample");
+    GET_ULEB(r, c, flags, "ULEB128 flags of an x1 sample");
+  }
   if (h == LJP_VMST_TRACE) {
     uint64_t no, proto, line;
     GET_ULEB(r, c, no, "ULEB128 trace number of a trace sample");
     GET_ULEB(r, c, proto, "ULEB128 start proto of a trace sample");
     GET_ULEB(r, c, line, "ULEB128 line of a trace sample");
     reader_trace_frame(r, &s->trace, no, proto, line);
-  } else {
-    if (h >= LJP_VMST_LFUNC && h <= LJP_VMST_CFUNC &&
+  }
+  /* ljp 1 and 2 trace samples end here; x1 samples carry both stacks
+   * whatever the state. */
+  if (h != LJP_VMST_TRACE || x1) {
+    if ((x1 || (h >= LJP_VMST_LFUNC && h <= LJP_VMST_CFUNC)) &&
         (rc = lua_stack(r, c, &s->lua_count)))
       return rc;
     if ((rc = host_stack(r, c, &s->host_count)))
@@ -236,6 +254,23 @@ int dec_ljp_record(ljp_reader *r, cursor *c) {
       r->phost_n = s->host_count;
       r->phost_epoch = r->syms_epoch;
     }
+  }
+  if (x1) {
+    /* The record is complete: only now may the stream clock move.  A clock
+     * that would pass 2^64-1 ns (584 years) stays there rather than wrap. */
+    r->time_ns = dt > UINT64_MAX - r->time_ns ? UINT64_MAX : r->time_ns + dt;
+    s->time_ns = r->time_ns;
+    s->coro = coro;
+    /* Reserved bits above bit 31 do not fit the field; readers ignore
+     * reserved bits anyway. */
+    s->flags = (uint32_t)flags;
+    s->has_time = 1;
+    if (flags & LJP_SAMPLE_LUA_INCOMPLETE)
+      r->cnt.lua_incomplete++;
+    if (flags & LJP_SAMPLE_HOST_INCOMPLETE)
+      r->cnt.host_incomplete++;
+    if (coro > r->cnt.max_coro)
+      r->cnt.max_coro = coro;
   }
   r->ev.type = LJP_EV_SAMPLE;
   r->cnt.samples++;

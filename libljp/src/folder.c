@@ -296,6 +296,24 @@ static ljp_status add_sample(ljp_folder *f, const ljp_sample *s,
   return add_stack(f, f->ids, k, leaf);
 }
 
+/* The bytes of an x1 sample record that decide its stack: all but the
+ * header, dt-ns, coro and flags (FORMATS.md §5.5).  The time changes with
+ * every sample, so keying the memo on the whole record would never hit.
+ * Returns the offset of those bytes, or 0 when the record is not x1. */
+static size_t x1_stack_bytes(const ljp_event *ev) {
+  if (!ev->u.sample.has_time)
+    return 0;
+  size_t off = 1;
+  for (int i = 0; i < 3; i++) {
+    uint64_t v;
+    int n = ljp_uleb_decode(ev->raw + off, ev->raw_len - off, &v);
+    if (n <= 0)
+      return 0;
+    off += (size_t)n;
+  }
+  return off < ev->raw_len ? off : 0;
+}
+
 static ljp_status add_sample_memo(ljp_folder *f, const ljp_reader *r,
                                   const ljp_event *ev, ljp_flavor flavor) {
   uint32_t leaf;
@@ -303,16 +321,26 @@ static ljp_status add_sample_memo(ljp_folder *f, const ljp_reader *r,
     return add_sample(f, &ev->u.sample, flavor, &leaf);
   if (!f->memo && !(f->memo = calloc(MEMO_SLOTS, sizeof(*f->memo))))
     return LJP_E_NOMEM;
-  uint64_t h = ljp_hash_bytes(ev->raw, ev->raw_len);
+  const uint8_t *key = ev->raw;
+  size_t klen = ev->raw_len;
   uint64_t epoch = ljp_reader_symbol_epoch(r);
+  size_t skip = x1_stack_bytes(ev);
+  if (skip) {
+    /* The header left the key, so the vmstate (which may name a frame)
+     * joins the epoch instead. */
+    key += skip;
+    klen -= skip;
+    epoch = (epoch << 4) | (uint64_t)(ev->u.sample.vmstate & 0xf);
+  }
+  uint64_t h = ljp_hash_bytes(key, klen);
   int hit;
-  memo_slot *m = memo_find(f->memo, ev->raw, ev->raw_len, h, epoch, &hit);
+  memo_slot *m = memo_find(f->memo, key, klen, h, epoch, &hit);
   if (hit)
     return ljp_tree_add_at(f->t, m->leaf, 1) == UINT32_MAX ? LJP_E_NOMEM
                                                            : LJP_OK;
   ljp_status st = add_sample(f, &ev->u.sample, flavor, &leaf);
   if (st == LJP_OK)
-    memo_store(m, ev->raw, ev->raw_len, h, epoch, leaf);
+    memo_store(m, key, klen, h, epoch, leaf);
   return st;
 }
 

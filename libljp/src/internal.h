@@ -241,6 +241,9 @@ struct ljp_reader {
   int loc_mcode;           /* ljm loc-trace carries mcode */
   ljp_flavor flavor;
   int complete;
+  ljp_timer timer;         /* ljp x1 prologue */
+  uint64_t interval_ns;    /* ljp x1 prologue */
+  uint64_t time_ns;        /* ljp x1: the stream clock, sum of the dt-ns */
 
   symtab syms;
   ljp_counters cnt;

@@ -60,3 +60,15 @@ LJP_API const char *ljp_mem_kind_name(ljp_mem_kind kind)
     return "?";
   return mem_kind_names[i];
 }
+
+static const char *const timer_names[] = {
+  "unknown", "process-cpu", "thread-cpu", "wall"
+};
+
+LJP_API const char *ljp_timer_name(ljp_timer timer)
+{
+  unsigned i = (unsigned)timer;
+  if (i >= sizeof(timer_names) / sizeof(timer_names[0]))
+    return "?";
+  return timer_names[i];
+}

@@ -274,6 +274,8 @@ static int parse_prologue(ljp_reader *r, cursor *c, const char *expect) {
   p->magic[3] = '\0';
   p->version = c->p[3];
   memcpy(p->reserved, c->p + 4, 3);
+  p->interval_ns = 0;
+  p->timer = LJP_TIMER_UNKNOWN;
   c->p += 7;
   r->ev.type = LJP_EV_PROLOGUE;
   return LJP_OK;
@@ -329,6 +331,22 @@ static int ljs_prologue(ljp_reader *r, cursor *c) {
   return LJP_OK;
 }
 
+/* The rest of an ljp x1 prologue (FORMATS.md §5.5): its reserved bytes are
+ * flavor:u8 timer:u8 0x00, and the interval follows them. */
+static int x1_prologue(ljp_reader *r, cursor *c) {
+  ljp_prologue *p = &r->ev.u.prologue;
+  uint64_t interval;
+  GET_ULEB(r, c, interval, "ULEB128 sampling interval of the ljp x1 prologue");
+  p->interval_ns = interval;
+  /* A timer this build does not know is still a timer: "unknown". */
+  p->timer = p->reserved[1] <= LJP_TIMER_WALL ? (ljp_timer)p->reserved[1]
+                                               : LJP_TIMER_UNKNOWN;
+  r->interval_ns = p->interval_ns;
+  r->timer = p->timer;
+  r->time_ns = 0;
+  return LJP_OK;
+}
+
 static int ev_prologue(ljp_reader *r, cursor *c) {
   int rc = parse_prologue(r, c, "the 'ljm' or 'ljp' event stream prologue");
   if (rc)
@@ -348,14 +366,18 @@ static int ev_prologue(ljp_reader *r, cursor *c) {
                        "event stream magic \"%s\", expected \"ljm\" or \"ljp\"",
                        m);
   }
-  if (p->version < 1 || p->version > maxv) {
+  if ((p->version < 1 || p->version > maxv) &&
+      !(r->kind == LJP_KIND_SYSPROF && p->version == LJP_LJP_VERSION_X1)) {
     ljp_kind k = r->kind;
     r->kind = LJP_KIND_UNKNOWN;
     return reader_fail(r, LJP_E_UNSUPPORTED, r->pos + 3,
-                       "unsupported %s version %u; this build reads 1\xe2\x80\x93%u",
-                       k == LJP_KIND_MEMPROF ? "ljm" : "ljp", p->version, maxv);
+                       "unsupported %s version %u; this build reads 1\xe2\x80\x93%u%s",
+                       k == LJP_KIND_MEMPROF ? "ljm" : "ljp", p->version, maxv,
+                       k == LJP_KIND_SYSPROF ? " and x1 (0x81)" : "");
   }
   r->ev_version = p->version;
+  if (r->ev_version == LJP_LJP_VERSION_X1 && (rc = x1_prologue(r, c)))
+    return rc;
   /* Which ljm streams carry the machine-code address in loc-trace: ljm 2
    * always; ljm 3 only in the stage paired with the ljs 2a symtab
    * (FORMATS.md §2.2, rows C and D). */
@@ -493,6 +515,15 @@ LJP_API int ljp_reader_ljs_layout(const ljp_reader *r) {
 }
 LJP_API ljp_flavor ljp_reader_flavor(const ljp_reader *r) {
   return r ? r->flavor : LJP_FLAVOR_TARANTOOL;
+}
+LJP_API ljp_timer ljp_reader_timer(const ljp_reader *r) {
+  return r ? r->timer : LJP_TIMER_UNKNOWN;
+}
+LJP_API uint64_t ljp_reader_interval_ns(const ljp_reader *r) {
+  return r ? r->interval_ns : 0;
+}
+LJP_API uint64_t ljp_reader_time_ns(const ljp_reader *r) {
+  return r ? r->time_ns : 0;
 }
 LJP_API int ljp_reader_complete(const ljp_reader *r) {
   return r ? r->complete : 0;

@@ -207,8 +207,13 @@ LJP_API size_t ljp_sample_stack(const ljp_sample *s, ljp_stack_view view,
   out_buf o = {out, out ? cap : 0, 0};
   if (!s)
     return 0;
-  if (s->vmstate == LJP_VMST_TRACE) {
-    if (view != LJP_VIEW_REFERENCE && s->trace.kind == LJP_FRAME_TRACE)
+  /* ljp 1 and 2 trace samples have no stacks: the trace is all there is.
+   * x1 trace samples have both; the trace goes on top of their stack. */
+  int trace_on_top = s->vmstate == LJP_VMST_TRACE &&
+                     view != LJP_VIEW_REFERENCE &&
+                     s->trace.kind == LJP_FRAME_TRACE;
+  if (s->vmstate == LJP_VMST_TRACE && !s->has_time) {
+    if (trace_on_top)
       emit(&o, &s->trace);
     return o.n;
   }
@@ -240,5 +245,7 @@ LJP_API size_t ljp_sample_stack(const ljp_sample *s, ljp_stack_view view,
   }
   if (a != small[0])
     free(a);
+  if (trace_on_top)
+    emit(&o, &s->trace);
   return o.n;
 }

@@ -30,7 +30,7 @@ enum writer_phase {
   PHASE_STREAM = 2    /* after ljp_write_stream_begin */
 };
 
-/* Header bytes, FORMATS.md §3, §4.2, §5.2, §5.3. */
+/* Header bytes, FORMATS.md §3, §4.2, §5.2, §5.3, §5.5. */
 enum {
   SYM_FINAL = 0x80,         /* ljs sym-final, ljm/ljp epilogue */
   LJS_LFUNC = 0x00,
@@ -64,6 +64,7 @@ struct ljp_writer {
   ljp_kind kind;          /* of the open event stream */
   unsigned ev_version;
   int mcode;              /* loc-trace has trace-addr (ljm 2, early ljm 3) */
+  int x1;                 /* the open stream is ljp x1 */
 };
 
 /* ------------------------------------------------------------------------ */
@@ -363,11 +364,37 @@ LJP_API ljp_status ljp_write_stream_begin(ljp_writer *w, ljp_kind kind,
   w->phase = PHASE_STREAM;
   w->kind = kind;
   w->ev_version = version;
+  w->x1 = 0;
   /* ljm 2 always carries trace-addr in loc-trace; ljm 3 did until 0243fb72. */
   w->mcode = kind == LJP_KIND_MEMPROF &&
              (version == 2 || (version == 3 && with_mcode));
   put_prologue(w, kind == LJP_KIND_MEMPROF ? 'm' : 'p', version,
                (uint8_t)flavor);
+  return w->status;
+}
+
+/*   prologue-x1 := 'l' 'j' 'p' 0x81 flavor timer 0x00 interval-ns:ULEB */
+LJP_API ljp_status ljp_write_stream_begin_x1(ljp_writer *w, ljp_flavor flavor,
+                                             ljp_timer timer,
+                                             uint64_t interval_ns)
+{
+  WRITER_ENTER(w);
+  if (w->phase != PHASE_IDLE || (unsigned)flavor >= 255 ||
+      (unsigned)timer > LJP_TIMER_WALL)
+    return LJP_E_ARG;
+  w->phase = PHASE_STREAM;
+  w->kind = LJP_KIND_SYSPROF;
+  /* Every version test below that asks "ljp 1?" answers no for x1, so the
+   * mid-stream symbol events get the ljp 2 header bytes. */
+  w->ev_version = LJP_LJP_VERSION_X1;
+  w->mcode = 0;
+  w->x1 = 1;
+  {
+    uint8_t p[7] = { 'l', 'j', 'p', (uint8_t)LJP_LJP_VERSION_X1,
+                     (uint8_t)flavor, (uint8_t)timer, 0 };
+    put(w, p, sizeof(p));
+  }
+  put_uleb(w, interval_ns);
   return w->status;
 }
 
@@ -387,6 +414,40 @@ static int in_stream(const ljp_writer *w, ljp_kind kind)
   return w->phase == PHASE_STREAM && w->kind == kind;
 }
 
+/*   stack-lua := frame-lua* 0x80, frames already checked by the caller */
+static void put_lua_stack(ljp_writer *w, const ljp_frame *lua, size_t n)
+{
+  size_t i;
+  for (i = 0; i < n; i++) {
+    const ljp_frame *f = &lua[i];
+    switch (f->kind) {
+    case LJP_FRAME_LUA:
+      put_byte(w, FRAME_LFUNC_BYTE);
+      put_uleb(w, f->value);
+      put_uleb(w, f->line);
+      break;
+    case LJP_FRAME_CFUNC:
+      put_byte(w, FRAME_CFUNC_BYTE);
+      put_uleb(w, f->value);
+      break;
+    default: /* LJP_FRAME_FFUNC */
+      put_byte(w, FRAME_FFUNC_BYTE);
+      put_uleb(w, f->value);
+      break;
+    }
+  }
+  put_byte(w, LJP_LUA_STACK_END);
+}
+
+/*   stack-host := addr* 0x00, addresses already checked non-zero */
+static void put_host_stack(ljp_writer *w, const uint64_t *host, size_t n)
+{
+  size_t i;
+  for (i = 0; i < n; i++)
+    put_uleb(w, host[i]);
+  put_uleb(w, 0);
+}
+
 /* ljp (FORMATS.md §5.1):
  *   sample-guest := header(1|2|3) stack-lua stack-host
  *   sample-host  := header(0|4..8) stack-host
@@ -400,7 +461,7 @@ LJP_API ljp_status ljp_write_sample(ljp_writer *w, int vmstate,
   int guest;
   size_t i;
   WRITER_ENTER(w);
-  if (!in_stream(w, LJP_KIND_SYSPROF) || vmstate < 0 ||
+  if (!in_stream(w, LJP_KIND_SYSPROF) || w->x1 || vmstate < 0 ||
       vmstate >= LJP_VMST_TRACE)
     return LJP_E_ARG;
   guest = vmstate >= LJP_VMST_LFUNC && vmstate <= LJP_VMST_CFUNC;
@@ -420,30 +481,9 @@ LJP_API ljp_status ljp_write_sample(ljp_writer *w, int vmstate,
       return LJP_E_ARG;
 
   put_byte(w, (uint8_t)vmstate);
-  if (guest) {
-    for (i = 0; i < nlua; i++) {
-      const ljp_frame *f = &lua[i];
-      switch (f->kind) {
-      case LJP_FRAME_LUA:
-        put_byte(w, FRAME_LFUNC_BYTE);
-        put_uleb(w, f->value);
-        put_uleb(w, f->line);
-        break;
-      case LJP_FRAME_CFUNC:
-        put_byte(w, FRAME_CFUNC_BYTE);
-        put_uleb(w, f->value);
-        break;
-      default: /* LJP_FRAME_FFUNC, checked above */
-        put_byte(w, FRAME_FFUNC_BYTE);
-        put_uleb(w, f->value);
-        break;
-      }
-    }
-    put_byte(w, LJP_LUA_STACK_END);
-  }
-  for (i = 0; i < nhost; i++)
-    put_uleb(w, host[i]);
-  put_uleb(w, 0);
+  if (guest)
+    put_lua_stack(w, lua, nlua);
+  put_host_stack(w, host, nhost);
   return w->status;
 }
 
@@ -452,12 +492,54 @@ LJP_API ljp_status ljp_write_trace_sample(ljp_writer *w, uint64_t traceno,
                                   uint64_t proto, uint64_t line)
 {
   WRITER_ENTER(w);
-  if (!in_stream(w, LJP_KIND_SYSPROF))
+  if (!in_stream(w, LJP_KIND_SYSPROF) || w->x1)
     return LJP_E_ARG;
   put_byte(w, LJP_TRACE_SAMPLE);
   put_uleb(w, traceno);
   put_uleb(w, proto);
   put_uleb(w, line);
+  return w->status;
+}
+
+/* ljp x1 (FORMATS.md §5.5):
+ *   sample-x1  := header(0..9) dt-ns coro flags trace-part? stack-lua
+ *                 stack-host
+ *   trace-part := traceno proto line          (header 9 only)
+ * Both stacks are written for every vmstate, either possibly empty. */
+LJP_API ljp_status ljp_write_sample_x1(ljp_writer *w, const ljp_sample_x1 *s)
+{
+  size_t i;
+  WRITER_ENTER(w);
+  if (!s || !in_stream(w, LJP_KIND_SYSPROF) || !w->x1 || s->vmstate < 0 ||
+      s->vmstate > LJP_VMST_TRACE)
+    return LJP_E_ARG;
+  /* Reserved flag bits are the readers' to ignore, so a writer that set them
+   * would only mean something to itself. */
+  if (s->flags & ~(uint32_t)(LJP_SAMPLE_LUA_INCOMPLETE |
+                             LJP_SAMPLE_HOST_INCOMPLETE))
+    return LJP_E_ARG;
+  if ((s->nlua && !s->lua) || (s->nhost && !s->host))
+    return LJP_E_ARG;
+  /* Validate the whole record first: a refused sample leaves no bytes. */
+  for (i = 0; i < s->nlua; i++)
+    if (s->lua[i].kind != LJP_FRAME_LUA && s->lua[i].kind != LJP_FRAME_CFUNC &&
+        s->lua[i].kind != LJP_FRAME_FFUNC)
+      return LJP_E_ARG;
+  for (i = 0; i < s->nhost; i++)
+    if (s->host[i] == 0)
+      return LJP_E_ARG;
+
+  put_byte(w, (uint8_t)s->vmstate);
+  put_uleb(w, s->dt_ns);
+  put_uleb(w, s->coro);
+  put_uleb(w, s->flags);
+  if (s->vmstate == LJP_VMST_TRACE) {
+    put_uleb(w, s->traceno);
+    put_uleb(w, s->trace_proto);
+    put_uleb(w, s->trace_line);
+  }
+  put_lua_stack(w, s->lua, s->nlua);
+  put_host_stack(w, s->host, s->nhost);
   return w->status;
 }
 
