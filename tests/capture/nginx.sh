@@ -1,0 +1,157 @@
+#!/bin/sh
+# The capture core inside a real server: Debian's nginx with
+# lua-nginx-module (on OpenResty's luajit2), the ljp.sysprof module started
+# per worker in init_worker_by_lua and stopped in exit_worker_by_lua, wrk
+# load on 127.0.0.1.  Then a reload (new workers, new files) and a graceful
+# quit; every worker's profile must be complete.
+#
+#   tests/capture/nginx.sh [SRCDIR [BUILDDIR]]
+#
+# The packages are fetched with `apt-get download` and unpacked into
+# BUILDDIR/nginx-root (see nginx/lib.sh); ljp.sysprof, ljpdump and ljpfold
+# are built against the unpacked luajit2 in BUILDDIR/build, or taken from
+# the build tree $LJP_BUILD.  Profiles and logs are kept in
+# BUILDDIR/nginx-result.  Needs: network access to the Debian archive on
+# the first run, cmake, a C compiler (wrk and nginx come from the archive).
+#
+# Always checked: no failed request, the same workers before and after the
+# load, every profile complete and decoded by ljpdump and ljpfold, at least
+# one sample per worker, no error in nginx's log.  Printed, and enforced
+# with NGINX_STRICT=1: >= 95 % of the non-trace samples with Lua frames
+# have a host stack from main through ngx_http_lua_*; the hot function
+# (hot_score in nginx/handler.lua) is every worker's most frequent top Lua
+# function.
+# Knobs: NGINX_DURATION (wrk seconds, 5), NGINX_INTERVAL (ms, 1),
+# NGINX_TIMER (wall).  Exit status 0 when every enforced check passes.
+set -eu
+ngx_src=$(cd "${1:-$(dirname "$0")/../..}" && pwd)
+ngx_build=${2:-$(mktemp -d /tmp/ljp-nginx-build.XXXXXX)}
+mkdir -p "$ngx_build"
+ngx_build=$(cd "$ngx_build" && pwd)
+duration=${NGINX_DURATION:-5}
+interval=${NGINX_INTERVAL:-1}
+timer=${NGINX_TIMER:-wall}
+strict=${NGINX_STRICT:-0}
+here=$ngx_src/tests/capture/nginx
+t0=$(date +%s)
+
+. "$here/lib.sh"
+
+ngx_master= ngx_run=
+cleanup() {
+  ngx_kill
+  [ -z "$ngx_run" ] || rm -rf "$ngx_run"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b ? 100 * a / b : 0 }'; }
+
+ngx_unpack
+ngx_build_tree
+ngx_make_run
+out=$ngx_build/nginx-result
+rm -rf "$out"
+mkdir -p "$out"
+
+# 1. Load.
+ngx_start "$interval" "$timer"
+gen1=$(ngx_workers)
+echo "nginx: master $ngx_master, workers $gen1, port $ngx_port," \
+  "profiler ${interval} ms $timer"
+ngx_wrk "$out/wrk.txt" -t2 -c8 "-d${duration}s" || fail "wrk failed"
+after=$(ngx_workers)
+[ "$after" = "$gen1" ] || fail "workers changed under load: $gen1 -> $after"
+requests=$(ngx_wrk_requests "$out/wrk.txt")
+failed=$(ngx_wrk_failed "$out/wrk.txt")
+echo "wrk: ${requests:-0} requests, $(ngx_wrk_rps "$out/wrk.txt") req/s," \
+  "$failed failed"
+[ "${requests:-0}" -gt 0 ] || fail "no request completed"
+[ "$failed" = 0 ] || fail "$failed failed requests"
+
+# 2. Reload: the old workers stop their profilers in exit_worker_by_lua,
+# the new ones start their own files.
+LD_LIBRARY_PATH="$ngx_libdir" "$NGINX" -p "$ngx_run" -c "$ngx_run/nginx.conf" \
+  -e "$ngx_run/error.log" -s reload >>"$ngx_run/stdout.log" 2>&1 ||
+  fail "nginx -s reload"
+gen2=
+i=0
+while [ $i -lt 100 ]; do
+  gen2=$(ngx_workers)
+  # shellcheck disable=SC2046
+  if [ "$(ngx_count $gen2)" = 2 ] && [ "$(ls "$ngx_prof" | wc -l)" -ge 4 ]; then
+    stale=0
+    for p in $gen1; do case " $gen2 " in *" $p "*) stale=1 ;; esac; done
+    [ $stale = 1 ] || break
+  fi
+  sleep 0.1
+  i=$((i + 1))
+done
+[ $i -lt 100 ] || fail "reload: workers $gen1 -> $gen2 after 10 s"
+ngx_wrk "$out/wrk-reload.txt" -t1 -c2 -d1s || fail "wrk after reload failed"
+failed=$(ngx_wrk_failed "$out/wrk-reload.txt")
+[ "$failed" = 0 ] || fail "$failed failed requests after reload"
+
+# 3. Graceful quit.
+ngx_quit || fail "nginx did not quit within 20 s"
+cp "$ngx_run/error.log" "$ngx_run/nginx.conf" "$out/"
+cp "$ngx_prof"/*.bin "$out/" 2>/dev/null || :
+if grep -E '\[(error|crit|alert|emerg)\]' "$ngx_run/error.log"; then
+  fail "errors in nginx's log"
+fi
+
+# 4. Profiles: one per worker of each generation, complete, decoded.
+tree=$ngx_tree
+hotline=$(grep -n '^local function hot_score' "$here/handler.lua" | cut -d: -f1)
+hot="@$ngx_run/lua/ljp_nginx_handler.lua:$hotline"
+tot_lua=0 tot_ok=0 tot_s=0 tot_hot=0
+for p in $gen1 $gen2; do
+  f=$out/prof-$p.bin
+  if [ ! -f "$f" ]; then
+    fail "no profile from worker $p"
+    continue
+  fi
+  "$tree/ljpdump/ljpdump" -s "$f" > "$f.summary" 2>&1 ||
+    fail "ljpdump: $f: $(tail -1 "$f.summary")"
+  grep -q '^complete: *yes' "$f.summary" || fail "$f is not complete"
+  "$tree/ljpfold/ljpfold" "$f" > "$f.folded" 2>"$f.fold-err" ||
+    fail "ljpfold: $f: $(cat "$f.fold-err")"
+  "$tree/ljpdump/ljpdump" -e "$f" > "$f.events" ||
+    fail "ljpdump -e: $f"
+  r=$(awk -v hot="$hot" -f "$here/analyze.awk" "$f.events")
+  echo "$r" > "$f.counts"
+  # samples= trace= gc= nontrace= lua= hostok= hostonly= hot= hottop= ...
+  eval "$(echo "$r" | tr ' ' '\n' | grep -E '^[a-z_]+=' |
+          sed 's/^\([a-z_]*\)=\(.*\)$/c_\1='"'"'\2'"'"'/')"
+  [ "$c_samples" -ge 1 ] || fail "worker $p: no sample"
+  case " $gen1 " in *" $p "*) ;; *)
+    echo "worker $p (after reload): $c_samples samples, complete"
+    continue ;;
+  esac
+  echo "worker $p: $c_samples samples ($c_trace trace, $c_gc GC)"
+  echo "  non-trace samples with Lua frames: $c_lua of $c_nontrace;" \
+    "host stack main -> ngx_http_lua_* -> Lua: $c_hostok ($(pct "$c_hostok" "$c_lua") %)"
+  echo "  hot_score on the Lua stack: $c_hot ($(pct "$c_hot" "$c_samples") % of all samples)"
+  echo "  hot_score as top Lua function: $c_hottop of $c_toplua ($(pct "$c_hottop" "$c_toplua") %);" \
+    "most frequent top: $c_topfn ($c_topfn_samples)"
+  tot_lua=$((tot_lua + c_lua)) tot_ok=$((tot_ok + c_hostok))
+  tot_s=$((tot_s + c_samples)) tot_hot=$((tot_hot + c_hot))
+  if [ "$strict" = 1 ]; then
+    awk -v a="$c_hostok" -v b="$c_lua" 'BEGIN { exit !(b > 0 && a >= 0.95 * b) }' ||
+      fail "worker $p: host stacks through ngx_http_lua_* $(pct "$c_hostok" "$c_lua") % < 95 %"
+    [ "$c_topfn" = "$hot" ] ||
+      fail "worker $p: the top Lua function is $c_topfn, not hot_score"
+  fi
+done
+echo "total: host stacks main -> ngx_http_lua_* -> Lua $(pct $tot_ok $tot_lua) %," \
+  "hot_score on the stack $(pct $tot_hot $tot_s) %" \
+  "(NGINX_STRICT=$strict)"
+echo "nginx.sh: $(($(date +%s) - t0)) s, profiles in $out"
+if [ $failures = 0 ]; then
+  echo "1 passed, 0 failed"
+else
+  echo "0 passed, 1 failed ($failures checks)"
+  exit 1
+fi
