@@ -5,7 +5,8 @@
  * dladdr() alone is not enough: it sees only dynamic symbols, so static
  * functions of the host (and everything in an executable linked without
  * -rdynamic) stay nameless.  Like Tarantool's lj_symtab.c we read each
- * object's file: .symtab when present, else .dynsym, function symbols only.
+ * object's file: .symtab when present, else the .symtab of its separate
+ * debug file (cap_debuglink.c), else .dynsym; function symbols only.
  * Objects are listed with dl_iterate_phdr at start (and again when an address
  * falls outside all of them: a dlopen during the run), and each file is read
  * the first time one of its addresses needs a name.  Addresses inside no
@@ -33,6 +34,7 @@
 
 #include "cap_hash.h"
 #include "cap_internal.h"
+#include "cap_names.h"
 
 #if UINTPTR_MAX > 0xffffffffu
 #define SYM_TYPE(i) ELF64_ST_TYPE(i)
@@ -208,110 +210,155 @@ static int sym_cmp(const void *a, const void *b)
   return 0;
 }
 
-/* Reads the function symbols of m's file; on any failure m simply has none
- * (fallback names are used).  Every offset is checked against the file. */
-static void module_load(cap_module *m)
+/* Maps the file at path read-only; NULL on failure. */
+static const uint8_t *map_file(const char *path, size_t *size)
 {
-  int fd;
   struct stat st;
-  const uint8_t *p;
-  size_t size, i, k, best = 0;
-  const ElfW(Ehdr) *eh;
-  const ElfW(Shdr) *sh, *symsec = NULL, *strsec;
-  size_t pool_len = 0;
-
-  m->loaded = 1;
-  fd = open(m->path, O_RDONLY | O_CLOEXEC);
+  void *p;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
-    return;
+    return NULL;
   if (fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(ElfW(Ehdr))) {
     close(fd);
-    return;
+    return NULL;
   }
-  size = (size_t)st.st_size;
-  p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  *size = (size_t)st.st_size;
+  p = mmap(NULL, *size, PROT_READ, MAP_PRIVATE, fd, 0);
   close(fd);
-  if (p == MAP_FAILED)
-    return;
-  eh = (const ElfW(Ehdr) *)p;
+  return p == MAP_FAILED ? NULL : p;
+}
+
+/* The first section of the given type in the image, validated; NULL if
+ * none or p is no ELF file of this process's class. */
+static const ElfW(Shdr) *find_symsec(const uint8_t *p, size_t size,
+                                     uint32_t type)
+{
+  const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)p;
+  const ElfW(Shdr) *sh;
+  size_t i;
   if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
       eh->e_ident[EI_CLASS] != (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32) ||
       eh->e_shentsize != sizeof(ElfW(Shdr)) || eh->e_shoff == 0 ||
       eh->e_shoff > size ||
       (size - eh->e_shoff) / sizeof(ElfW(Shdr)) < eh->e_shnum)
-    goto done;
+    return NULL;
   sh = (const ElfW(Shdr) *)(p + eh->e_shoff);
   for (i = 0; i < eh->e_shnum; i++)
-    if (sh[i].sh_type == SHT_SYMTAB) {
-      symsec = &sh[i];
-      break;
+    if (sh[i].sh_type == type) {
+      const ElfW(Shdr) *s = &sh[i], *strsec;
+      if (s->sh_link >= eh->e_shnum || s->sh_entsize != sizeof(ElfW(Sym)) ||
+          s->sh_offset > size || s->sh_size > size - s->sh_offset)
+        return NULL;
+      strsec = &sh[s->sh_link];
+      if (strsec->sh_type == SHT_NOBITS || strsec->sh_offset > size ||
+          strsec->sh_size > size - strsec->sh_offset)
+        return NULL;
+      return s;
     }
-  if (!symsec)
-    for (i = 0; i < eh->e_shnum; i++)
-      if (sh[i].sh_type == SHT_DYNSYM) {
-        symsec = &sh[i];
-        break;
+  return NULL;
+}
+
+/* Copies the function symbols of symsec into m.  Returns 1 when some were
+ * read.  Every offset is checked against the file. */
+static int read_syms(cap_module *m, const uint8_t *p, const ElfW(Shdr) *symsec)
+{
+  const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)p;
+  const ElfW(Shdr) *strsec =
+      (const ElfW(Shdr) *)(p + eh->e_shoff) + symsec->sh_link;
+  const ElfW(Sym) *sy = (const ElfW(Sym) *)(p + symsec->sh_offset);
+  size_t n = symsec->sh_size / sizeof(ElfW(Sym));
+  const char *strs = (const char *)(p + strsec->sh_offset);
+  size_t strsz = strsec->sh_size, i, k, best = 0;
+  for (k = 0; k < 2; k++) {      /* pass 0 counts, pass 1 copies */
+    size_t cnt = 0, pl = 0;
+    for (i = 1; i < n; i++) {
+      int type = SYM_TYPE(sy[i].st_info);
+      size_t len;
+      if ((type != STT_FUNC && type != STT_GNU_IFUNC) ||
+          sy[i].st_shndx == SHN_UNDEF || sy[i].st_value == 0 ||
+          sy[i].st_name == 0 || sy[i].st_name >= strsz)
+        continue;
+      len = strnlen(strs + sy[i].st_name, strsz - sy[i].st_name);
+      if (k == 1) {
+        cap_elfsym *e = &m->syms[cnt];
+        e->addr = m->base + sy[i].st_value;
+        e->size = sy[i].st_size;
+        e->name = (uint32_t)pl;
+        e->global = SYM_BIND(sy[i].st_info) != STB_LOCAL;
+        memcpy(m->pool + pl, strs + sy[i].st_name, len);
+        m->pool[pl + len] = '\0';
       }
-  if (!symsec || symsec->sh_link >= eh->e_shnum ||
-      symsec->sh_entsize != sizeof(ElfW(Sym)) ||
-      symsec->sh_offset > size || symsec->sh_size > size - symsec->sh_offset)
-    goto done;
-  strsec = &sh[symsec->sh_link];
-  if (strsec->sh_offset > size || strsec->sh_size > size - strsec->sh_offset)
-    goto done;
-  {
-    const ElfW(Sym) *sy = (const ElfW(Sym) *)(p + symsec->sh_offset);
-    size_t n = symsec->sh_size / sizeof(ElfW(Sym));
-    const char *strs = (const char *)(p + strsec->sh_offset);
-    size_t strsz = strsec->sh_size;
-    for (k = 0; k < 2; k++) {      /* pass 0 counts, pass 1 copies */
-      size_t cnt = 0, pl = 0;
-      for (i = 1; i < n; i++) {
-        int type = SYM_TYPE(sy[i].st_info);
-        size_t len;
-        if ((type != STT_FUNC && type != STT_GNU_IFUNC) ||
-            sy[i].st_shndx == SHN_UNDEF || sy[i].st_value == 0 ||
-            sy[i].st_name == 0 || sy[i].st_name >= strsz)
-          continue;
-        len = strnlen(strs + sy[i].st_name, strsz - sy[i].st_name);
-        if (k == 1) {
-          cap_elfsym *e = &m->syms[cnt];
-          e->addr = m->base + sy[i].st_value;
-          e->size = sy[i].st_size;
-          e->name = (uint32_t)pl;
-          e->global = SYM_BIND(sy[i].st_info) != STB_LOCAL;
-          memcpy(m->pool + pl, strs + sy[i].st_name, len);
-          m->pool[pl + len] = '\0';
-        }
-        cnt++;
-        pl += len + 1;
+      cnt++;
+      pl += len + 1;
+    }
+    if (k == 0) {
+      if (cnt == 0 || pl > UINT32_MAX)
+        return 0;
+      m->syms = malloc(cnt * sizeof *m->syms);
+      m->pool = malloc(pl);
+      if (!m->syms || !m->pool) {
+        free(m->syms);
+        free(m->pool);
+        m->syms = NULL;
+        m->pool = NULL;
+        return 0;
       }
-      if (k == 0) {
-        if (cnt == 0 || pl > UINT32_MAX)
-          goto done;
-        m->syms = malloc(cnt * sizeof *m->syms);
-        m->pool = malloc(pl);
-        if (!m->syms || !m->pool) {
-          free(m->syms);
-          free(m->pool);
-          m->syms = NULL;
-          m->pool = NULL;
-          goto done;
-        }
-        pool_len = pl;
-      } else {
-        m->nsyms = cnt;
-      }
+    } else {
+      m->nsyms = cnt;
     }
   }
-  (void)pool_len;
   qsort(m->syms, m->nsyms, sizeof *m->syms, sym_cmp);
   /* Keep the best entry per address. */
   for (i = 0; i < m->nsyms; i++)
     if (best == 0 || m->syms[i].addr != m->syms[best - 1].addr)
       m->syms[best++] = m->syms[i];
   m->nsyms = best;
-done:
+  return 1;
+}
+
+/* The .symtab of the separate debug file of a stripped object (see
+ * cap_debuglink.c).  Only its symbols are used: its code sections are
+ * NOBITS, and the symbol values are the same link-time addresses. */
+static int read_debug_syms(cap_module *m, const uint8_t *p, size_t size)
+{
+  char path[4096];
+  const uint8_t *d;
+  const ElfW(Shdr) *s;
+  size_t dsize;
+  int ok = 0;
+  if (cap_debugfile_find(p, size, m->path, path, sizeof path) != 0)
+    return 0;
+  d = map_file(path, &dsize);
+  if (!d)
+    return 0;
+  s = find_symsec(d, dsize, SHT_SYMTAB);
+  if (s)
+    ok = read_syms(m, d, s);
+  munmap((void *)d, dsize);
+  return ok;
+}
+
+/* Reads the function symbols of m's file: .symtab, else the debug file's
+ * .symtab, else .dynsym.  On any failure m simply has none (fallback names
+ * are used). */
+static void module_load(cap_module *m)
+{
+  const uint8_t *p;
+  const ElfW(Shdr) *s;
+  size_t size;
+
+  m->loaded = 1;
+  p = map_file(m->path, &size);
+  if (!p)
+    return;
+  s = find_symsec(p, size, SHT_SYMTAB);
+  if (s)
+    read_syms(m, p, s);
+  else if (!read_debug_syms(m, p, size)) {
+    s = find_symsec(p, size, SHT_DYNSYM);
+    if (s)
+      read_syms(m, p, s);
+  }
   munmap((void *)p, size);
 }
 
