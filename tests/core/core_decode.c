@@ -47,6 +47,8 @@ uint64_t core_event_print(const ljp_event *ev)
   case LJP_EV_PROLOGUE:
     h = mix(h, ev->u.prologue.version);
     h = mix(h, (uint64_t)(uint8_t)ev->u.prologue.magic[2]);
+    h = mix(h, ev->u.prologue.interval_ns);
+    h = mix(h, (uint64_t)ev->u.prologue.timer);
     break;
   case LJP_EV_SYMBOL:
     h = mix(h, ev->u.symbol.header);
@@ -63,6 +65,11 @@ uint64_t core_event_print(const ljp_event *ev)
       h = frame_print(h, &ev->u.sample.host[i]);
     if (ev->u.sample.vmstate == LJP_VMST_TRACE)
       h = frame_print(h, &ev->u.sample.trace);
+    if (ev->u.sample.has_time) {
+      h = mix(h, ev->u.sample.time_ns);
+      h = mix(h, ev->u.sample.coro);
+      h = mix(h, ev->u.sample.flags);
+    }
     break;
   case LJP_EV_MEMORY:
     h = mix(h, (uint64_t)ev->u.mem.kind);
