@@ -291,6 +291,55 @@ START_TEST(decode_spec_example)
 }
 END_TEST
 
+typedef struct textbuf {
+  char p[1024];
+  size_t len;
+} textbuf;
+
+static int text_emit(void *ctx, const char *line, size_t len)
+{
+  textbuf *b = ctx;
+  ck_assert_uint_lt(b->len + len, sizeof(b->p));
+  memcpy(b->p + b->len, line, len);
+  b->len += len;
+  b->p[b->len] = '\0';
+  return 0;
+}
+
+/* The folded lines FORMATS.md §5.5 gives for its example. */
+START_TEST(fold_spec_example)
+{
+  size_t len;
+  uint8_t *data = spec_file(&len);
+  ljp_reader *r = ljp_reader_new();
+  ljp_tree *t = ljp_tree_new();
+  ljp_fold_options o;
+  ljp_folder *f;
+  const ljp_event *ev;
+  ljp_status st;
+  textbuf out;
+  memset(&o, 0, sizeof(o));
+  o.flavor = LJP_FLAVOR_AUTO;
+  f = ljp_folder_new(t, &o);
+  out.len = 0;
+  out.p[0] = '\0';
+  ck_assert_int_eq(ljp_reader_open_memory(r, data, len), LJP_OK);
+  while ((st = ljp_reader_next(r, &ev)) == LJP_OK)
+    ck_assert_int_eq(ljp_folder_add(f, r, ev), LJP_OK);
+  ck_assert_int_eq(st, LJP_END);
+  ck_assert_int_eq(ljp_tree_write_folded(t, 0, text_emit, &out), LJP_OK);
+  ck_assert_str_eq(out.p,
+                   "@a.lua:10 1\n"
+                   "main;lua_pcall;@a.lua:0;@a.lua:10 1\n"
+                   "main;lua_pcall;@a.lua:0;@a.lua:10;CFUNC 0x800;"
+                   "TRACE [3] @a.lua:12 1\n");
+  ljp_folder_free(f);
+  ljp_tree_free(t);
+  ljp_reader_free(r);
+  free(data);
+}
+END_TEST
+
 /* ---- round trip: every vmstate, symbol events in between ---------------- */
 
 typedef struct want_sample {
@@ -697,6 +746,7 @@ int main(int argc, char **argv)
   tcase_add_test(tc, encode_spec_example);
   tcase_add_test(tc, encode_through_small_sink);
   tcase_add_test(tc, decode_spec_example);
+  tcase_add_test(tc, fold_spec_example);
   tcase_add_test(tc, roundtrip_every_vmstate);
   tcase_add_test(tc, every_prefix_is_truncated);
   tcase_add_test(tc, truncation_names_the_field);
