@@ -98,6 +98,9 @@ typedef struct cap_vm {
   uint32_t sizeof_proto, off_pt_firstline, off_pt_chunkname, off_pt_numline;
   uint32_t sizeof_str, off_str_len;
   uint32_t off_cf_prev, off_cf_L;  /* C frame: previous cframe, saved L */
+  uint32_t off_gct;      /* GC type byte of every GC object */
+  uint32_t off_pt_sizebc;          /* GCproto: bytecode count (validates
+                                      return PCs) */
 } cap_vm;
 
 /* Probes the VM that runs L, on the VM thread, outside signal context

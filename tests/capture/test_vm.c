@@ -1,0 +1,515 @@
+/*
+ * test_vm.c — the VM-structure reader (cap_vm.c) against a LuaJIT that
+ * this host embeds: the probe on the running build, then walks taken in
+ * the test's own SIGPROF handler (ITIMER_PROF, 1 ms) while known Lua code
+ * runs, compared with the frame chain that code must have.
+ *
+ * The shares asserted (95 %) leave room for the few ticks that land in
+ * the middle of a call or return, where the chain is legitimately one
+ * frame off; the counts are printed for the record.
+ */
+#define _GNU_SOURCE 1
+
+#include <check.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <luajit.h>
+#include <lualib.h>
+
+#include "cap_vm.h"
+#include "ljp.h"
+
+/* ---- sampling ----------------------------------------------------------- */
+
+#define MAXS 6000
+#define MAXF 16
+
+typedef struct sample {
+  cap_vm_info info;
+  uint32_t n;
+  int faulted;
+  cap_vm_frame fr[MAXF];
+} sample;
+
+static cap_vm vm;
+static sample samples[MAXS];
+static volatile sig_atomic_t nsamp;
+static sigjmp_buf guard;
+static volatile sig_atomic_t guarded;
+
+static void on_fault(int sig, siginfo_t *si, void *uc)
+{
+  (void)si; (void)uc;
+  if (guarded)
+    siglongjmp(guard, 1);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+static void on_prof(int sig, siginfo_t *si, void *uc)
+{
+  int e = errno;
+  (void)sig; (void)si;
+  if (nsamp < MAXS) {
+    sample *s = &samples[nsamp];
+    s->faulted = 0;
+    guarded = 1;
+    if (sigsetjmp(guard, 1) == 0)
+      s->n = cap_vm_walk(&vm, uc, &s->info, s->fr, MAXF);
+    else
+      s->faulted = 1;
+    guarded = 0;
+    nsamp++;
+  }
+  errno = e;
+}
+
+static void sampling(int on)
+{
+  struct itimerval it;
+  memset(&it, 0, sizeof it);
+  if (on) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_fault;
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    ck_assert_int_eq(sigaction(SIGSEGV, &sa, NULL), 0);
+    ck_assert_int_eq(sigaction(SIGBUS, &sa, NULL), 0);
+    sa.sa_sigaction = on_prof;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    ck_assert_int_eq(sigaction(SIGPROF, &sa, NULL), 0);
+    nsamp = 0;
+    it.it_interval.tv_usec = 1000;
+    it.it_value.tv_usec = 1000;
+  }
+  ck_assert_int_eq(setitimer(ITIMER_PROF, &it, NULL), 0);
+}
+
+/* ---- host helpers ------------------------------------------------------- */
+
+/* cburn(seconds): CPU time spent in C, called from Lua. */
+static __attribute__((noinline)) int cburn(lua_State *L)
+{
+  double budget = luaL_checknumber(L, 1);
+  struct timespec a, b;
+  volatile unsigned x = 0;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
+  do {
+    for (int i = 0; i < 10000; i++)
+      x += (unsigned)i;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
+  } while ((double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9 <
+           budget);
+  lua_pushinteger(L, (lua_Integer)x);
+  return 1;
+}
+
+static lua_State *new_state(void)
+{
+  lua_State *L = luaL_newstate();
+  char err[256];
+  ck_assert_ptr_nonnull(L);
+  luaL_openlibs(L);
+  lua_register(L, "cburn", cburn);
+  if (cap_vm_probe(L, &vm, err, sizeof err) != 0)
+    ck_abort_msg("probe failed: %s", err);
+  /* Protos and chunk names are read after the run: keep them. */
+  lua_gc(L, LUA_GCSTOP, 0);
+  return L;
+}
+
+static void run(lua_State *L, const char *code, const char *name)
+{
+  if (luaL_loadbuffer(L, code, strlen(code), name) != 0 ||
+      lua_pcall(L, 0, 0, 0) != 0)
+    ck_abort_msg("lua error: %s", lua_tostring(L, -1));
+}
+
+/* Loads code as chunk name (kept on the stack, so that its protos stay),
+ * then runs it under the sampler with argument budget (seconds). */
+static void sample_run(lua_State *L, const char *code, const char *name,
+                       double budget)
+{
+  if (luaL_loadbuffer(L, code, strlen(code), name) != 0)
+    ck_abort_msg("lua error: %s", lua_tostring(L, -1));
+  lua_pushvalue(L, -1);
+  lua_pushnumber(L, budget);
+  sampling(1);
+  if (lua_pcall(L, 1, 0, 0) != 0)
+    ck_abort_msg("lua error: %s", lua_tostring(L, -1));
+  sampling(0);
+}
+
+static int lua_int(lua_State *L, const char *expr)
+{
+  int r;
+  if (luaL_loadstring(L, expr) != 0 || lua_pcall(L, 0, 1, 0) != 0)
+    ck_abort_msg("lua error: %s", lua_tostring(L, -1));
+  r = (int)lua_tointeger(L, -1);
+  lua_pop(L, 1);
+  return r;
+}
+
+/* Expected frame: kind, then firstline (LUA), ffid (FFUNC) or address
+ * (CFUNC); CBOUND matches any C frame address. */
+typedef struct want {
+  int kind;
+  uint64_t v;
+} want;
+
+static int chunk_is(const cap_vm_frame *f, const char *name)
+{
+  size_t len;
+  const char *s = cap_vm_str(&vm, f->chunk, 256, &len);
+  return s && len == strlen(name) && memcmp(s, name, len) == 0;
+}
+
+static int frame_is(const cap_vm_frame *f, const want *w, const char *chunk)
+{
+  if (f->kind != w->kind)
+    return 0;
+  switch (w->kind) {
+  case CAP_VMF_LUA: return f->firstline == w->v && chunk_is(f, chunk);
+  case CAP_VMF_FFUNC: return f->ffid == w->v;
+  case CAP_VMF_CFUNC: return f->addr == w->v;
+  default: return 1;
+  }
+}
+
+static int chain_is(const sample *s, const want *w, int nw, const char *chunk)
+{
+  int i;
+  if (s->faulted || s->info.status != CAP_VMS_OK || s->n != (uint32_t)nw)
+    return 0;
+  for (i = 0; i < nw; i++)
+    if (!frame_is(&s->fr[i], &w[i], chunk))
+      return 0;
+  return 1;
+}
+
+typedef struct tally {
+  int total, selected, match, rejected, faulted;
+} tally;
+
+static void count_bad(tally *t)
+{
+  int i;
+  t->total = nsamp;
+  for (i = 0; i < nsamp; i++) {
+    t->rejected += samples[i].info.status == CAP_VMS_REJECTED;
+    t->faulted += samples[i].faulted;
+  }
+}
+
+static void report(const char *what, const tally *t)
+{
+  fprintf(stderr, "test_vm %s: %d samples, %d selected, %d match (%.1f %%), "
+          "%d rejected, %d faulted\n", what, t->total, t->selected, t->match,
+          t->selected ? 100.0 * t->match / t->selected : 0.0, t->rejected,
+          t->faulted);
+}
+
+static void assert_share(const char *what, const tally *t, int min_selected)
+{
+  report(what, t);
+  ck_assert_msg(t->selected >= min_selected, "%s: only %d samples selected",
+                what, t->selected);
+  ck_assert_msg(t->match * 100 >= t->selected * 95, "%s: %d of %d match",
+                what, t->match, t->selected);
+  /* A rejected or faulted walk is a tick caught mid-update: rare. */
+  ck_assert_msg((t->rejected + t->faulted) * 100 <= t->total * 5,
+                "%s: %d rejected, %d faulted of %d", what, t->rejected,
+                t->faulted, t->total);
+}
+
+/* ---- tests -------------------------------------------------------------- */
+
+START_TEST(probe_detects_build)
+{
+  lua_State *L = new_state();
+  ck_assert_int_eq(vm.ok, 1);
+  ck_assert_int_eq(vm.gc64, lua_int(L, "return require('ffi').abi('gc64') and 1 or 0"));
+#ifdef OPENRESTY_LUAJIT
+  ck_assert_int_eq(vm.flavor, LJP_FLAVOR_OPENRESTY);
+#else
+  ck_assert_int_eq(vm.flavor, LJP_FLAVOR_LUAJIT);
+#endif
+  ck_assert_uint_ne(vm.g, 0);
+  /* The interpreter's machine code (16 KiB on x86-64 GC64), found by
+   * its FDE. */
+  ck_assert_uint_gt(vm.interp_hi - vm.interp_lo, 8192);
+  ck_assert_uint_lt(vm.interp_hi - vm.interp_lo, 1u << 22);
+  fprintf(stderr, "test_vm probe: gc64 %d flavor %d interpreter %#llx..%#llx\n",
+          vm.gc64, vm.flavor, (unsigned long long)vm.interp_lo,
+          (unsigned long long)vm.interp_hi);
+  lua_close(L);
+}
+END_TEST
+
+START_TEST(walk_outside_lua_reads_nothing)
+{
+  lua_State *L = new_state();
+  cap_vm_frame fr[4];
+  cap_vm_info info;
+  cap_vm none;
+  ck_assert_uint_eq(cap_vm_walk(&vm, NULL, &info, fr, 4), 0);
+  ck_assert_uint_eq(info.status, CAP_VMS_NOLUA);
+  ck_assert_uint_eq(info.L, (uint64_t)(uintptr_t)L);
+  memset(&none, 0, sizeof none);
+  ck_assert_uint_eq(cap_vm_walk(&none, NULL, &info, fr, 4), 0);
+  ck_assert_uint_eq(info.status, CAP_VMS_NOLUA);
+  lua_close(L);
+}
+END_TEST
+
+/* vmstr(): the chunk name of the calling Lua function, through the walk
+ * and cap_vm_str, bounded at 4 bytes and in full. */
+static int vmstr(lua_State *L)
+{
+  cap_vm_frame fr[8];
+  cap_vm_info info;
+  size_t len;
+  const char *s;
+  uint32_t n = cap_vm_walk(&vm, NULL, &info, fr, 8);
+  ck_assert_uint_ge(n, 2);
+  ck_assert_int_eq(fr[1].kind, CAP_VMF_LUA);
+  s = cap_vm_str(&vm, fr[1].chunk, 4, &len);
+  ck_assert_ptr_nonnull(s);
+  ck_assert_uint_eq(len, 4);
+  ck_assert_int_eq(memcmp(s, "=str", 4), 0);
+  s = cap_vm_str(&vm, fr[1].chunk, 100, &len);
+  ck_assert_uint_eq(len, strlen("=strchunk"));
+  ck_assert_int_eq(memcmp(s, "=strchunk", len), 0);
+  /* A table is no string. */
+  lua_newtable(L);
+  ck_assert_ptr_null(cap_vm_str(&vm, (uint64_t)(uintptr_t)lua_topointer(L, -1),
+                                100, &len));
+  /* A walk cut at two frames says so. */
+  ck_assert_uint_eq(cap_vm_walk(&vm, NULL, &info, fr, 2), 2);
+  ck_assert_uint_eq(info.status, CAP_VMS_TRUNCATED);
+  return 0;
+}
+
+START_TEST(str_reads_chunk_names)
+{
+  lua_State *L = new_state();
+  lua_register(L, "vmstr", vmstr);
+  run(L, "local function f() vmstr() return 1 end f()", "=strchunk");
+  lua_close(L);
+}
+END_TEST
+
+static const char burn_lua[] =
+  "local budget, n = ...\n"
+  "local function burn(n) local x = 0 for i = 1, n do x = x + i % 7 end return x end\n"
+  "local function mid(n) local r = burn(n) return r end\n"
+  "local function outer(n) local r = mid(n) return r end\n"
+  "local t0 = os.clock()\n"
+  "repeat outer(n) until os.clock() - t0 > budget\n";
+
+static const want burn_chain[] = {
+  {CAP_VMF_LUA, 2}, {CAP_VMF_LUA, 3}, {CAP_VMF_LUA, 4}, {CAP_VMF_LUA, 0},
+  {CAP_VMF_CBOUND, 0}
+};
+
+static void burn_run(lua_State *L, double budget, int n)
+{
+  ck_assert_int_eq(luaL_loadbuffer(L, burn_lua, sizeof burn_lua - 1, "@vmtest.lua"), 0);
+  lua_pushvalue(L, -1);
+  lua_pushnumber(L, budget);
+  lua_pushinteger(L, n);
+  sampling(1);
+  if (lua_pcall(L, 2, 0, 0) != 0)
+    ck_abort_msg("lua error: %s", lua_tostring(L, -1));
+  sampling(0);
+}
+
+START_TEST(interpreter_chain_at_the_signal)
+{
+  lua_State *L = new_state();
+  tally t = {0};
+  int i;
+  run(L, "jit.off()", "=off");
+  burn_run(L, 0.6, 2000000);
+  count_bad(&t);
+  for (i = 0; i < nsamp; i++) {
+    if (samples[i].info.vmstate != CAP_VMST_INTERP)
+      continue;
+    t.selected++;
+    t.match += chain_is(&samples[i], burn_chain, 5, "@vmtest.lua");
+  }
+  assert_share("interpreter", &t, 100);
+  lua_close(L);
+}
+END_TEST
+
+START_TEST(trace_chain_at_the_signal)
+{
+  lua_State *L = new_state();
+  tally t = {0};
+  int i;
+  run(L, "jit.on() jit.flush()", "=on");
+  burn_run(L, 0.6, 20000000);
+  count_bad(&t);
+  for (i = 0; i < nsamp; i++) {
+    if (samples[i].info.vmstate < 0)
+      continue;
+    t.selected++;
+    t.match += chain_is(&samples[i], burn_chain, 5, "@vmtest.lua");
+  }
+  assert_share("trace", &t, 100);
+  lua_close(L);
+}
+END_TEST
+
+static const char cburn_lua[] =
+  "local budget = ...\n"
+  "local function cmid(b) local r = cburn(b) return r end\n"
+  "cmid(budget)\n";
+
+START_TEST(c_function_innermost_in_c_state)
+{
+  lua_State *L = new_state();
+  tally t = {0};
+  const want w[] = {
+    {CAP_VMF_CFUNC, (uint64_t)(uintptr_t)cburn}, {CAP_VMF_LUA, 2},
+    {CAP_VMF_LUA, 0}, {CAP_VMF_CBOUND, 0}
+  };
+  int i;
+  sample_run(L, cburn_lua, "@cburn.lua", 0.5);
+  count_bad(&t);
+  for (i = 0; i < nsamp; i++) {
+    if (samples[i].info.vmstate != CAP_VMST_C)
+      continue;
+    t.selected++;
+    t.match += chain_is(&samples[i], w, 4, "@cburn.lua");
+  }
+  assert_share("C function", &t, 100);
+  lua_close(L);
+}
+END_TEST
+
+static const char sort_lua[] =
+  "local budget = ...\n"
+  "local function cmp(a, b) local x = 0 for i = 1, 30 do x = x + i end return a < b end\n"
+  "local t0 = os.clock()\n"
+  "repeat\n"
+  "  local t = {} for i = 1, 20000 do t[i] = (i * 7919) % 20011 end\n"
+  "  table.sort(t, cmp)\n"
+  "until os.clock() - t0 > budget\n";
+
+START_TEST(sort_comparator_under_its_builtin)
+{
+  lua_State *L = new_state();
+  tally t = {0}, tc = {0};
+  int i, sortid;
+  want w[5] = {
+    {CAP_VMF_LUA, 2}, {CAP_VMF_CBOUND, 0}, {CAP_VMF_FFUNC, 0},
+    {CAP_VMF_LUA, 0}, {CAP_VMF_CBOUND, 0}
+  };
+  run(L, "jit.off()", "=off");
+  sortid = lua_int(L, "return require('jit.util').funcinfo(table.sort).ffid");
+  ck_assert_int_gt(sortid, 1);
+  w[2].v = (uint64_t)sortid;
+  sample_run(L, sort_lua, "@sort.lua", 0.6);
+  count_bad(&t);
+  tc.total = t.total;
+  for (i = 0; i < nsamp; i++) {
+    const sample *s = &samples[i];
+    if (s->n == 0 || s->faulted)
+      continue;
+    /* Ticks in the comparator: its whole chain. */
+    if (s->info.vmstate == CAP_VMST_INTERP && s->fr[0].kind == CAP_VMF_LUA &&
+        s->fr[0].firstline == 2) {
+      t.selected++;
+      t.match += chain_is(s, w, 5, "@sort.lua");
+    }
+    /* Ticks in C inside the sort: the builtin, under the main chunk. */
+    if (s->info.vmstate == CAP_VMST_C && s->fr[0].kind == CAP_VMF_FFUNC &&
+        s->fr[0].ffid == sortid) {
+      tc.selected++;
+      tc.match += chain_is(s, w + 2, 3, "@sort.lua");
+    }
+  }
+  assert_share("sort comparator", &t, 50);
+  assert_share("sort builtin", &tc, 5);
+  lua_close(L);
+}
+END_TEST
+
+static const char co_lua[] =
+  "local budget = ...\n"
+  "local function coburn(n) local x = 0 for i = 1, n do x = x + i % 7 end return x end\n"
+  "local function cobody(n) local r = coburn(n) return r end\n"
+  "local t0 = os.clock()\n"
+  "repeat\n"
+  "  local co = coroutine.create(cobody)\n"
+  "  coroutine.resume(co, 1000000)\n"
+  "until os.clock() - t0 > budget\n";
+
+START_TEST(coroutine_frames_are_its_own)
+{
+  lua_State *L = new_state();
+  tally t = {0};
+  const want w[] = {{CAP_VMF_LUA, 2}, {CAP_VMF_LUA, 3}, {CAP_VMF_CBOUND, 0}};
+  int i;
+  run(L, "jit.off()", "=off");
+  sample_run(L, co_lua, "@co.lua", 0.6);
+  count_bad(&t);
+  for (i = 0; i < nsamp; i++) {
+    const sample *s = &samples[i];
+    if (s->info.vmstate != CAP_VMST_INTERP || s->info.L == (uint64_t)(uintptr_t)L)
+      continue;
+    t.selected++;
+    t.match += chain_is(s, w, 3, "@co.lua");
+  }
+  assert_share("coroutine", &t, 100);
+  lua_close(L);
+}
+END_TEST
+
+static Suite *vm_suite(void)
+{
+  const struct {
+    const char *name;
+    const TTest *test;
+  } tests[] = {
+    {"probe_detects_build", probe_detects_build},
+    {"walk_outside_lua_reads_nothing", walk_outside_lua_reads_nothing},
+    {"str_reads_chunk_names", str_reads_chunk_names},
+    {"interpreter_chain_at_the_signal", interpreter_chain_at_the_signal},
+    {"trace_chain_at_the_signal", trace_chain_at_the_signal},
+    {"c_function_innermost_in_c_state", c_function_innermost_in_c_state},
+    {"sort_comparator_under_its_builtin", sort_comparator_under_its_builtin},
+    {"coroutine_frames_are_its_own", coroutine_frames_are_its_own},
+  };
+  Suite *s = suite_create("capture_vm");
+  size_t i;
+  for (i = 0; i < sizeof tests / sizeof tests[0]; i++) {
+    TCase *tc = tcase_create(tests[i].name);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, tests[i].test);
+    suite_add_tcase(s, tc);
+  }
+  return s;
+}
+
+int main(int argc, char **argv)
+{
+  SRunner *sr = srunner_create(vm_suite());
+  int failed;
+  srunner_run(sr, NULL, argc > 1 ? argv[1] : NULL, CK_NORMAL);
+  failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
