@@ -2,8 +2,9 @@
 # The capture core inside a real server: Debian's nginx with
 # lua-nginx-module (on OpenResty's luajit2), the ljp.sysprof module started
 # per worker in init_worker_by_lua and stopped in exit_worker_by_lua, wrk
-# load on 127.0.0.1.  Then a reload (new workers, new files) and a graceful
-# quit; every worker's profile must be complete.
+# load on 127.0.0.1.  Then a reload (new workers, new files), a worker
+# killed as in a crash (the master starts a new one) and a graceful quit;
+# the profile of every worker that exited normally must be complete.
 #
 #   tests/capture/nginx.sh [SRCDIR [BUILDDIR]]
 #
@@ -22,7 +23,8 @@
 # (hot_score in nginx/handler.lua) is every worker's most frequent top Lua
 # function.
 # Knobs: NGINX_DURATION (wrk seconds, 5), NGINX_INTERVAL (ms, 1),
-# NGINX_TIMER (wall).  Exit status 0 when every enforced check passes.
+# NGINX_TIMER (wall), NGINX_SHUTDOWN (quit or stop).  Exit status 0 when
+# every enforced check passes.
 set -eu
 ngx_src=$(cd "${1:-$(dirname "$0")/../..}" && pwd)
 ngx_build=${2:-$(mktemp -d /tmp/ljp-nginx-build.XXXXXX)}
@@ -32,6 +34,7 @@ duration=${NGINX_DURATION:-5}
 interval=${NGINX_INTERVAL:-1}
 timer=${NGINX_TIMER:-wall}
 strict=${NGINX_STRICT:-0}
+shutdown=${NGINX_SHUTDOWN:-quit}
 here=$ngx_src/tests/capture/nginx
 t0=$(date +%s)
 
@@ -71,43 +74,75 @@ echo "wrk: ${requests:-0} requests, $(ngx_wrk_rps "$out/wrk.txt") req/s," \
 [ "${requests:-0}" -gt 0 ] || fail "no request completed"
 [ "$failed" = 0 ] || fail "$failed failed requests"
 
+# Waits (10 s at most) until two workers run, none of them in $1, and the
+# profile folder holds $2 files; sets `now` to the workers.
+await_workers() {
+  i=0
+  while [ $i -lt 100 ]; do
+    now=$(ngx_workers)
+    # shellcheck disable=SC2046,SC2012
+    if [ "$(ngx_count $now)" = 2 ] && [ "$(ls "$ngx_prof" | wc -l)" -ge "$2" ]; then
+      stale=0
+      for p in $1; do case " $now " in *" $p "*) stale=1 ;; esac; done
+      [ $stale = 1 ] || return 0
+    fi
+    sleep 0.1
+    i=$((i + 1))
+  done
+  return 1
+}
+
 # 2. Reload: the old workers stop their profilers in exit_worker_by_lua,
 # the new ones start their own files.
-LD_LIBRARY_PATH="$ngx_libdir" "$NGINX" -p "$ngx_run" -c "$ngx_run/nginx.conf" \
-  -e "$ngx_run/error.log" -s reload >>"$ngx_run/stdout.log" 2>&1 ||
-  fail "nginx -s reload"
-gen2=
-i=0
-while [ $i -lt 100 ]; do
-  gen2=$(ngx_workers)
-  # shellcheck disable=SC2046
-  if [ "$(ngx_count $gen2)" = 2 ] && [ "$(ls "$ngx_prof" | wc -l)" -ge 4 ]; then
-    stale=0
-    for p in $gen1; do case " $gen2 " in *" $p "*) stale=1 ;; esac; done
-    [ $stale = 1 ] || break
-  fi
-  sleep 0.1
-  i=$((i + 1))
-done
-[ $i -lt 100 ] || fail "reload: workers $gen1 -> $gen2 after 10 s"
+ngx_signal reload || fail "nginx -s reload"
+await_workers "$gen1" 4 || fail "reload: workers $gen1 -> $now after 10 s"
+gen2=$now
 ngx_wrk "$out/wrk-reload.txt" -t1 -c2 -d1s || fail "wrk after reload failed"
 failed=$(ngx_wrk_failed "$out/wrk-reload.txt")
 [ "$failed" = 0 ] || fail "$failed failed requests after reload"
 
-# 3. Graceful quit.
-ngx_quit || fail "nginx did not quit within 20 s"
+# 3. A worker killed by SIGKILL (as in a crash) keeps only what was flushed
+# of its file; the master starts a new worker, which starts its own file.
+victim=${gen2%% *}
+kill -KILL "$victim"
+await_workers "$victim" 5 || fail "no new worker after a crash: $now"
+respawned=
+for p in $now; do case " $gen2 " in *" $p "*) ;; *) respawned=$p ;; esac; done
+survivor=${gen2#* }
+ngx_wrk "$out/wrk-respawn.txt" -t1 -c2 -d1s || fail "wrk after the crash failed"
+failed=$(ngx_wrk_failed "$out/wrk-respawn.txt")
+[ "$failed" = 0 ] || fail "$failed failed requests after the crash"
+
+# 4. Shutdown: graceful (quit, default) or fast (NGINX_SHUTDOWN=stop); the
+# workers run exit_worker_by_lua either way.
+ngx_quit "$shutdown" || fail "nginx did not $shutdown within 20 s"
 cp "$ngx_run/error.log" "$ngx_run/nginx.conf" "$out/"
 cp "$ngx_prof"/*.bin "$out/" 2>/dev/null || :
-if grep -E '\[(error|crit|alert|emerg)\]' "$ngx_run/error.log"; then
+if grep -E '\[(error|crit|alert|emerg)\]' "$ngx_run/error.log" |
+   grep -v "worker process $victim exited on signal 9"; then
   fail "errors in nginx's log"
 fi
 
-# 4. Profiles: one per worker of each generation, complete, decoded.
+# The killed worker's file: present, read without a crash, not complete.
+f=$out/prof-$victim.bin
+if [ -f "$f" ]; then
+  "$ngx_tree/ljpdump/ljpdump" -s "$f" > "$f.summary" 2>&1 || :
+  if grep -q '^complete: *no' "$f.summary"; then
+    echo "worker $victim (killed): profile not complete, as expected;" \
+      "$(awk '/^samples:/ { print $2 }' "$f.summary") samples were flushed"
+  else
+    fail "the killed worker's profile: $(cat "$f.summary")"
+  fi
+else
+  fail "no profile from the killed worker $victim"
+fi
+
+# 5. Profiles: one per worker that exited normally, complete, decoded.
 tree=$ngx_tree
 hotline=$(grep -n '^local function hot_score' "$here/handler.lua" | cut -d: -f1)
 hot="@$ngx_run/lua/ljp_nginx_handler.lua:$hotline"
 tot_lua=0 tot_ok=0 tot_s=0 tot_hot=0
-for p in $gen1 $gen2; do
+for p in $gen1 $survivor $respawned; do
   f=$out/prof-$p.bin
   if [ ! -f "$f" ]; then
     fail "no profile from worker $p"
@@ -127,7 +162,7 @@ for p in $gen1 $gen2; do
           sed 's/^\([a-z_]*\)=\(.*\)$/c_\1='"'"'\2'"'"'/')"
   [ "$c_samples" -ge 1 ] || fail "worker $p: no sample"
   case " $gen1 " in *" $p "*) ;; *)
-    echo "worker $p (after reload): $c_samples samples, complete"
+    echo "worker $p (after reload or crash): $c_samples samples, complete"
     continue ;;
   esac
   echo "worker $p: $c_samples samples ($c_trace trace, $c_gc GC)"

@@ -81,6 +81,11 @@ ngx_make_run() {
   fi
 }
 
+# True while process $1 runs (a zombie that waits to be reaped does not).
+ngx_alive() {
+  [ -r "/proc/$1/stat" ] && ! grep -q "^[0-9]* (.*) Z" "/proc/$1/stat" 2>/dev/null
+}
+
 # Pids of the master's children (the workers), sorted, on one line.
 ngx_workers() {
   awk -v p="$ngx_master" '$4 == p { print $1 }' /proc/[0-9]*/stat 2>/dev/null |
@@ -108,7 +113,7 @@ ngx_start() {
     ngx_master=$!
     _ngx_i=0
     while [ $_ngx_i -lt 100 ]; do            # 10 s
-      if ! kill -0 "$ngx_master" 2>/dev/null; then
+      if ! ngx_alive "$ngx_master"; then
         break
       fi
       # shellcheck disable=SC2046
@@ -118,10 +123,15 @@ ngx_start() {
           return 0
         fi
       fi
+      # A profiler that cannot start (say, a folder the worker user cannot
+      # write) would only time out here; say why at once.
+      if grep 'ljp.sysprof start failed' "$ngx_run/error.log" >&2; then
+        ngx_die "the profiler did not start"
+      fi
       sleep 0.1
       _ngx_i=$((_ngx_i + 1))
     done
-    if kill -0 "$ngx_master" 2>/dev/null; then
+    if ngx_alive "$ngx_master"; then
       cat "$ngx_run/error.log" >&2
       ngx_die "workers did not start within 10 s"
     fi
@@ -133,18 +143,18 @@ ngx_start() {
   ngx_die "no free port found"
 }
 
-# `nginx -s quit` (graceful: workers run exit_worker_by_lua), waiting at
-# most 20 s for the master to exit.  Returns 1 when it had to be killed.
+# `nginx -s quit` (graceful), or `nginx -s $1` (stop: fast), waiting at
+# most 20 s for the master to exit; workers run exit_worker_by_lua either
+# way.  Returns 1 when it had to be killed.
 ngx_quit() {
   [ -n "$ngx_master" ] || return 0
-  LD_LIBRARY_PATH="$ngx_libdir" "$NGINX" -p "$ngx_run" -c "$ngx_run/nginx.conf" \
-    -e "$ngx_run/error.log" -s quit >>"$ngx_run/stdout.log" 2>&1
+  ngx_signal "${1:-quit}"
   _ngx_i=0
-  while kill -0 "$ngx_master" 2>/dev/null && [ $_ngx_i -lt 200 ]; do
+  while ngx_alive "$ngx_master" && [ $_ngx_i -lt 200 ]; do
     sleep 0.1
     _ngx_i=$((_ngx_i + 1))
   done
-  if kill -0 "$ngx_master" 2>/dev/null; then
+  if ngx_alive "$ngx_master"; then
     ngx_kill
     return 1
   fi
@@ -153,10 +163,24 @@ ngx_quit() {
   return 0
 }
 
-# Kills the master and its workers by pid (exit trap and timeouts).
+# `nginx -s $1` for the running server (quit, stop, reload).
+ngx_signal() {
+  LD_LIBRARY_PATH="$ngx_libdir" "$NGINX" -p "$ngx_run" -c "$ngx_run/nginx.conf" \
+    -e "$ngx_run/error.log" -s "$1" >>"$ngx_run/stdout.log" 2>&1
+}
+
+# Stops the master and its workers (exit trap and timeouts): SIGTERM
+# first, so that the master reaps its workers (orphans would be left to an
+# init that may not reap them), then SIGKILL by pid after 3 s.
 ngx_kill() {
   [ -n "${ngx_master:-}" ] || return 0
   _ngx_w=$(ngx_workers)
+  kill -TERM "$ngx_master" 2>/dev/null || :
+  _ngx_i=0
+  while ngx_alive "$ngx_master" && [ $_ngx_i -lt 30 ]; do
+    sleep 0.1
+    _ngx_i=$((_ngx_i + 1))
+  done
   kill -KILL "$ngx_master" 2>/dev/null || :
   # shellcheck disable=SC2086
   [ -z "$_ngx_w" ] || kill -KILL $_ngx_w 2>/dev/null || :
