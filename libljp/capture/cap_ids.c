@@ -11,7 +11,9 @@
  *
  * Builtins.  A closure -> ffid map is built at start (outside any safe
  * point, where calling Lua is allowed) from every function reachable in
- * package.loaded and the file-handle methods, with jit.util.funcinfo.
+ * package.loaded and the file-handle methods, with jit.util.funcinfo;
+ * cap_ids_rescan adds those of modules required later.  The other C
+ * functions get their Lua-visible names at the same time (cap_cnames.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,7 @@
 
 #include "cap_hash.h"
 #include "cap_internal.h"
+#include "cap_names.h"
 
 typedef struct lfunc_entry {
   char *chunk;
@@ -125,30 +128,36 @@ int cap_ids_wrap_ffid(void)
   return wrap_ffid;
 }
 
-/* Returns a flat array {f1, ffid1, f2, ffid2, ...} plus .wrap. */
+/* Returns a flat array {f1, ffid1, f2, ffid2, ...} plus .wrap.  Modules
+ * that are a function themselves (require "table.nkeys" on luajit2) count
+ * too, and so does the iterator ipairs returns (an upvalue, not in any
+ * table). */
 static const char ffmap_lua[] =
   "local funcinfo = require('jit.util').funcinfo\n"
   "local out, seen = {}, {}\n"
+  "local function add(v)\n"
+  "  if type(v) == 'function' and not seen[v] then\n"
+  "    seen[v] = true\n"
+  "    local ff = funcinfo(v).ffid\n"
+  "    if ff then out[#out + 1] = v; out[#out + 1] = ff end\n"
+  "  end\n"
+  "end\n"
   "local function scan(t)\n"
   "  if seen[t] then return end\n"
   "  seen[t] = true\n"
-  "  for _, v in pairs(t) do\n"
-  "    if type(v) == 'function' and not seen[v] then\n"
-  "      seen[v] = true\n"
-  "      local ff = funcinfo(v).ffid\n"
-  "      if ff then out[#out + 1] = v; out[#out + 1] = ff end\n"
-  "    end\n"
-  "  end\n"
+  "  for _, v in next, t do add(v) end\n"
   "end\n"
-  "for _, m in pairs(package.loaded) do\n"
-  "  if type(m) == 'table' then scan(m) end\n"
+  "for _, m in next, package.loaded do\n"
+  "  if type(m) == 'table' then scan(m) else add(m) end\n"
   "end\n"
   "local mt = debug.getmetatable(io.stdout)\n"
   "if mt then scan(mt); if type(mt.__index) == 'table' then scan(mt.__index) end end\n"
+  "add((ipairs({})))\n"
   "out.wrap = funcinfo(coroutine.wrap(function() end)).ffid\n"
   "return out\n";
 
-int cap_ids_init(lua_State *L)
+/* Adds what ffmap_lua finds to the map; keeps what it has. */
+static int load_ffmap(lua_State *L)
 {
   int top = lua_gettop(L), i, n;
   if (luaL_loadbuffer(L, ffmap_lua, sizeof ffmap_lua - 1, "=ljp.capture") != 0 ||
@@ -176,6 +185,27 @@ int cap_ids_init(lua_State *L)
   return 0;
 }
 
+/* The builtins, then the Lua-visible names of the other C functions (which
+ * must know the builtins to leave them out). */
+int cap_ids_init(lua_State *L)
+{
+  if (load_ffmap(L) != 0)
+    return -1;
+  /* Out of memory there only costs names: not fatal. */
+  cap_cnames_scan(L);
+  return 0;
+}
+
+int cap_ids_rescan(lua_State *L)
+{
+  return load_ffmap(L);
+}
+
+const char *cap_ids_lfunc_chunk(uint64_t id)
+{
+  return id && id <= nlf ? lf[id - 1].chunk : NULL;
+}
+
 void cap_ids_free(void)
 {
   size_t i;
@@ -188,4 +218,5 @@ void cap_ids_free(void)
   cap_map_free(&by_text);
   cap_map_free(&ffids);
   wrap_ffid = -1;
+  cap_cnames_free();
 }

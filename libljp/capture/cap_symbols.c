@@ -14,6 +14,13 @@
  * fallback entry at the address itself, "libluajit-5.1.so.2+0xaa26", so the
  * floor lookup of a reader can never pick a wrong neighbour.
  *
+ *
+ * Two kinds of addresses get other names when their events are written
+ * (cap_symbols_emit): a C function that Lua code reaches through a table
+ * is named by that path, "cjson.encode" (cap_cnames.c; cap_symbols_lookup
+ * keeps giving the ELF name), and JIT machine code of a known trace is
+ * named as the trace (cap_tracenames.c).
+ *
  * Runs on the VM thread only (start and safe points), never in the handler.
  */
 #ifndef _GNU_SOURCE
@@ -455,6 +462,7 @@ void cap_symbols_free(void)
   mods = NULL;
   nmods = 0;
   cap_map_free(&emitted);
+  cap_tracenames_free();
 }
 
 int cap_symbols_module_range(uint64_t addr, uint64_t *lo, uint64_t *hi)
@@ -505,22 +513,62 @@ int cap_symbols_lookup(uint64_t addr, cap_sym *s)
   return 1;
 }
 
+/* Should a C function at q that has no Lua-visible name make the names be
+ * scanned again?  Only an address that can be a function Lua calls: a
+ * function's entry, or an unnamed address in an object other than the
+ * VM's (whose own C functions are builtins).  Interrupted PCs inside
+ * functions and machine code do not count. */
+static int maybe_cfunc(uint64_t q, const cap_sym *s)
+{
+  if (!s->module)
+    return 0;
+  if (s->name)
+    return s->start == q;
+  return cap_S.lj_is_main || q < cap_S.lj_lo || q >= cap_S.lj_hi;
+}
+
+/* The emitted map: 1 = written under its ELF or fallback name, 2 = under
+ * its Lua-visible name (cap_cnames.c).  An address written as 1 is written
+ * again once a rescan finds a Lua name for it: later events win. */
 ljp_status cap_symbols_emit(ljp_writer *w, uint64_t addr, int is_return)
 {
   cap_sym s;
   char buf[512];
   int n;
-  uint64_t q = is_return && addr > 0 ? addr - 1 : addr;
-  if (addr == 0 || cap_map_get(&emitted, addr))
+  uint64_t q = is_return && addr > 0 ? addr - 1 : addr, *v;
+  const char *lname;
+  ljp_status st;
+  if (addr == 0)
+    return LJP_OK;
+  /* Machine code of a known trace: named as the trace. */
+  if (cap_tracenames_emit(w, q, &st))
+    return st;
+  v = cap_map_get(&emitted, addr);
+  if (v && (*v == 2 || !cap_cnames_get(addr)))
     return LJP_OK;
   cap_symbols_lookup(q, &s);
   if (s.name) {
-    cap_map_put(&emitted, addr, 1);
-    if (cap_map_get(&emitted, s.start) && s.start != addr)
-      return LJP_OK;
-    cap_map_put(&emitted, s.start, 1);
+    lname = cap_cnames_get(s.start);
+    if (s.start != addr) {
+      cap_map_put(&emitted, addr, 1);
+      v = cap_map_get(&emitted, s.start);
+      if (v && (*v == 2 || !lname))
+        return LJP_OK;
+    }
+    if (!lname && !is_return && maybe_cfunc(q, &s))
+      cap_cnames_miss(q);
+    cap_map_put(&emitted, s.start, lname ? 2 : 1);
+    if (lname)
+      return ljp_write_event_cfunc(w, s.start, lname, strlen(lname));
     return ljp_write_event_cfunc(w, s.start, s.name, strlen(s.name));
   }
+  lname = is_return ? NULL : cap_cnames_get(addr);
+  if (lname) {
+    cap_map_put(&emitted, addr, 2);
+    return ljp_write_event_cfunc(w, addr, lname, strlen(lname));
+  }
+  if (!is_return && maybe_cfunc(q, &s))
+    cap_cnames_miss(q);
   if (s.module)
     n = snprintf(buf, sizeof buf, "%s+0x%" PRIx64, s.module, addr - s.base);
   else
@@ -530,5 +578,7 @@ ljp_status cap_symbols_emit(ljp_writer *w, uint64_t addr, int is_return)
   if ((size_t)n >= sizeof buf)
     n = (int)sizeof buf - 1;
   cap_map_put(&emitted, addr, 1);
+  if (!s.module)
+    cap_tracenames_mark(addr);
   return ljp_write_event_cfunc(w, addr, buf, (size_t)n);
 }

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -49,6 +50,8 @@ static ljp_writer *stream_new(void)
 
 /* Ends the stream and reads it to its end; the reader's symbol table then
  * holds the final state.  Frees w. */
+static size_t copy_len;     /* length of the last stream read */
+
 static ljp_reader *stream_read(ljp_writer *w, uint8_t **copy)
 {
   const uint8_t *data;
@@ -61,6 +64,7 @@ static ljp_reader *stream_read(ljp_writer *w, uint8_t **copy)
   *copy = malloc(len);
   ck_assert_ptr_nonnull(*copy);
   memcpy(*copy, data, len);
+  copy_len = len;
   ljp_writer_free(w);
   r = ljp_reader_new();
   ck_assert_ptr_nonnull(r);
@@ -376,6 +380,402 @@ START_TEST(stripped_libluajit_keeps_offset_names)
 }
 END_TEST
 
+/* ---- C functions named by where Lua sees them ------------------------------- */
+
+static __attribute__((noinline)) int l_mymod_crc32(lua_State *L)
+{
+  volatile unsigned acc = 0;
+  for (unsigned i = 0; i < 8; i++)
+    acc = acc * 33u + i;
+  lua_pushinteger(L, (lua_Integer)acc);
+  return 1;
+}
+
+static int l_twice(lua_State *L)
+{
+  lua_pushinteger(L, 2);
+  return 1;
+}
+
+static int l_sub_hash(lua_State *L)
+{
+  lua_pushinteger(L, 3);
+  return 1;
+}
+
+static int l_hostlib_fn(lua_State *L)
+{
+  lua_pushinteger(L, 4);
+  return 1;
+}
+
+static int l_late_go(lua_State *L)
+{
+  lua_pushinteger(L, 5);
+  return 1;
+}
+
+static int l_unreached(lua_State *L)
+{
+  lua_pushinteger(L, 6);
+  return 1;
+}
+
+#define CF(f) ((uint64_t)(uintptr_t)&(f))
+
+/* package.loaded.mymod = {crc32, a_name, b_name, a_longer_name (one
+ * function), sub = {hash, deeper = {fn}}}; hostlib = {fn} is a global only. */
+static lua_State *host_state(void)
+{
+  lua_State *L = luaL_newstate();
+  ck_assert_ptr_nonnull(L);
+  luaL_openlibs(L);
+  lua_getglobal(L, "package");
+  lua_getfield(L, -1, "loaded");
+  lua_newtable(L);                      /* mymod */
+  lua_pushcfunction(L, l_mymod_crc32);
+  lua_setfield(L, -2, "crc32");
+  /* One function under three keys: fewest dots, then shortest, then the
+   * first in key order wins. */
+  lua_pushcfunction(L, l_twice);
+  lua_setfield(L, -2, "b_name");
+  lua_pushcfunction(L, l_twice);
+  lua_setfield(L, -2, "a_name");
+  lua_pushcfunction(L, l_twice);
+  lua_setfield(L, -2, "a_longer_name");
+  lua_newtable(L);                      /* mymod.sub */
+  lua_pushcfunction(L, l_sub_hash);
+  lua_setfield(L, -2, "hash");
+  lua_newtable(L);                      /* mymod.sub.deeper: too deep */
+  lua_pushcfunction(L, l_unreached);
+  lua_setfield(L, -2, "fn");
+  lua_setfield(L, -2, "deeper");
+  lua_setfield(L, -2, "sub");
+  lua_setfield(L, -2, "mymod");
+  lua_pop(L, 2);
+  lua_newtable(L);                      /* hostlib: a global, no module */
+  lua_pushcfunction(L, l_hostlib_fn);
+  lua_setfield(L, -2, "fn");
+  lua_setglobal(L, "hostlib");
+  return L;
+}
+
+static void expect_cname(uint64_t addr, const char *want)
+{
+  const char *got = cap_cnames_get(addr);
+  if (!want) {
+    ck_assert_msg(got == NULL, "unexpected name %s", got);
+    return;
+  }
+  ck_assert_msg(got != NULL, "no name, want %s", want);
+  ck_assert_str_eq(got, want);
+}
+
+START_TEST(cfunctions_named_by_lua_path)
+{
+  lua_State *L = host_state();
+  uint64_t print_cf;
+  lua_getglobal(L, "print");
+  print_cf = (uint64_t)(uintptr_t)lua_tocfunction(L, -1);
+  lua_pop(L, 1);
+  ck_assert_int_eq(cap_ids_init(L), 0);
+  expect_cname(CF(l_mymod_crc32), "mymod.crc32");
+  expect_cname(CF(l_twice), "mymod.a_name");
+  expect_cname(CF(l_sub_hash), "mymod.sub.hash");
+  expect_cname(CF(l_hostlib_fn), "hostlib.fn");
+  expect_cname(CF(l_unreached), NULL);
+  expect_cname(CF(l_late_go), NULL);
+  /* print is a builtin (a fast function with a C body): named by ffid. */
+  ck_assert_uint_ne(print_cf, 0);
+  expect_cname(print_cf, NULL);
+  expect_cname(CF(luaopen_base), NULL);     /* in no table */
+  ck_assert_int_eq(lua_gettop(L), 0);
+  cap_ids_free();
+  expect_cname(CF(l_mymod_crc32), NULL);
+  lua_close(L);
+}
+END_TEST
+
+START_TEST(cfunc_symbol_events_carry_the_lua_name)
+{
+  lua_State *L = host_state();
+  uint64_t crc = CF(l_mymod_crc32);
+  cap_sym s;
+  ljp_writer *w;
+  ljp_reader *r;
+  uint8_t *copy;
+  ck_assert_int_eq(cap_symbols_init(), 0);
+  ck_assert_int_eq(cap_ids_init(L), 0);
+  /* The ELF name stays what lookups give. */
+  ck_assert_int_eq(cap_symbols_lookup(crc + 3, &s), 1);
+  ck_assert_ptr_nonnull(s.name);
+  ck_assert_str_eq(s.name, "l_mymod_crc32");
+  ck_assert_uint_eq(s.start, crc);
+  w = stream_new();
+  /* The CFUNC frame, and a host frame returning into the function. */
+  ck_assert_int_eq(cap_symbols_emit(w, crc, 0), LJP_OK);
+  ck_assert_int_eq(cap_symbols_emit(w, crc + 6, 1), LJP_OK);
+  ck_assert_int_eq(cap_symbols_emit(w, CF(l_hostlib_fn), 0), LJP_OK);
+  r = stream_read(w, &copy);
+  ck_assert_str_eq(name_at(r, crc), "mymod.crc32");
+  ck_assert_str_eq(name_at(r, crc + 5), "mymod.crc32");
+  ck_assert_str_eq(name_at(r, CF(l_hostlib_fn)), "hostlib.fn");
+  ljp_reader_free(r);
+  free(copy);
+  cap_ids_free();
+  cap_symbols_free();
+  lua_close(L);
+}
+END_TEST
+
+START_TEST(refresh_names_modules_required_later)
+{
+  lua_State *L = host_state();
+  uint64_t late = CF(l_late_go);
+  ljp_writer *w;
+  ljp_reader *r;
+  uint8_t *copy;
+  const ljp_event *ev;
+  ck_assert_int_eq(cap_symbols_init(), 0);
+  ck_assert_int_eq(cap_ids_init(L), 0);
+  /* Nothing missed yet: no rescan. */
+  ck_assert_int_eq(cap_names_refresh(L), 0);
+  /* A module appears after start. */
+  lua_getglobal(L, "package");
+  lua_getfield(L, -1, "loaded");
+  lua_newtable(L);
+  lua_pushcfunction(L, l_late_go);
+  lua_setfield(L, -2, "go");
+  lua_setfield(L, -2, "late");
+  lua_pop(L, 2);
+  w = stream_new();
+  /* First sample: the ELF name, and the miss is noted. */
+  ck_assert_int_eq(cap_symbols_emit(w, late, 0), LJP_OK);
+  /* Rate limit: too soon after the start's scan. */
+  ck_assert_int_eq(cap_names_refresh(L), 0);
+  usleep((CAP_NAMES_REFRESH_MS + 20) * 1000);
+  ck_assert_int_eq(cap_names_refresh(L), 1);
+  expect_cname(late, "late.go");
+  /* No new miss: no rescan, however long ago the last was. */
+  ck_assert_int_eq(cap_names_refresh(L), 0);
+  /* Next sample: written again under the Lua name; then never again. */
+  ck_assert_int_eq(cap_symbols_emit(w, late, 0), LJP_OK);
+  ck_assert_int_eq(cap_symbols_emit(w, late, 0), LJP_OK);
+  r = stream_read(w, &copy);
+  ck_assert_str_eq(name_at(r, late), "late.go");
+  ljp_reader_free(r);
+  /* In stream order: the ELF name first, then the Lua name, once each. */
+  {
+    char *seen[4] = {NULL, NULL, NULL, NULL};
+    int n = 0;
+    ljp_status st;
+    r = ljp_reader_new();
+    ck_assert_int_eq(ljp_reader_open_memory(r, copy, copy_len), LJP_OK);
+    while ((st = ljp_reader_next(r, &ev)) == LJP_OK)
+      if (ev->type == LJP_EV_SYMBOL && ev->u.symbol.sym->addr == late) {
+        ck_assert_int_lt(n, 4);
+        seen[n++] = strdup(ev->u.symbol.sym->name);
+      }
+    ck_assert_int_eq(st, LJP_END);
+    ck_assert_int_eq(n, 2);
+    ck_assert_str_eq(seen[0], "l_late_go");
+    ck_assert_str_eq(seen[1], "late.go");
+    free(seen[0]);
+    free(seen[1]);
+    ljp_reader_free(r);
+  }
+  free(copy);
+  cap_ids_free();
+  cap_symbols_free();
+  lua_close(L);
+}
+END_TEST
+
+/* ---- builtins by ffid ------------------------------------------------------- */
+
+START_TEST(builtins_are_fast_functions_by_name)
+{
+  /* (table.remove is Lua code in LuaJIT 2.1: an LFUNC frame.) */
+  static const char *const names[] = {
+    "table.sort", "string.format", "table.concat", "string.rep", "pairs",
+    "ipairs", "coroutine.resume", "coroutine.wrap", "coroutine.yield",
+    "pcall", "xpcall", "error", "select", "tostring", "tonumber", "next",
+    "math.floor", "math.sqrt", "math.max", "math.random", "string.byte",
+    "string.sub", "string.find", "string.gsub", "table.insert",
+    "unpack", "type", "print", "setmetatable",
+    "rawget", "assert", "io.write", "os.clock", "bit.band",
+  };
+  static const char *const extra[] = {     /* luajit2 only */
+    "table.isempty", "table.nkeys", "thread.exdata", "table.isarray",
+    "table.clone",
+  };
+  lua_State *L = luaL_newstate();
+  ljp_flavor fl = (ljp_flavor)ljp_capture_flavor();
+  size_t i, nextra = fl == LJP_FLAVOR_OPENRESTY ? 5 : 0;
+  char code[256];
+  luaL_openlibs(L);
+  for (i = 0; i < nextra; i++) {
+    /* Required as applications do: the function is the module. */
+    snprintf(code, sizeof code, "require('%s')", extra[i]);
+    ck_assert_msg(luaL_dostring(L, code) == 0, "%s", code);
+  }
+  ck_assert_int_eq(cap_ids_init(L), 0);
+  for (i = 0; i < sizeof names / sizeof names[0] + nextra; i++) {
+    const char *nm = i < sizeof names / sizeof names[0]
+                         ? names[i] : extra[i - sizeof names / sizeof names[0]];
+    int ffid;
+    const char *got;
+    snprintf(code, sizeof code, "return %s", nm);
+    if (strncmp(nm, "table.", 6) == 0 || strncmp(nm, "thread.", 7) == 0)
+      snprintf(code, sizeof code, "return package.loaded['%s'] or %s", nm, nm);
+    ck_assert_int_eq(luaL_dostring(L, code), 0);
+    ck_assert_msg(lua_isfunction(L, -1), "%s is no function", nm);
+    ffid = cap_ids_ffid(lua_topointer(L, -1));
+    ck_assert_msg(ffid >= 0, "%s not in the builtin map", nm);
+    got = ljp_ffname(fl, (unsigned)ffid);
+    ck_assert_msg(got && strcmp(got, nm) == 0, "%s: ffid %d is %s", nm,
+                  ffid, got ? got : "(none)");
+    lua_pop(L, 1);
+  }
+  /* The iterator ipairs returns lives in no table. */
+  ck_assert_int_eq(luaL_dostring(L, "return (ipairs({}))"), 0);
+  ck_assert_str_eq(ljp_ffname(fl, (unsigned)cap_ids_ffid(lua_topointer(L, -1))),
+                   "ipairs_aux");
+  lua_pop(L, 1);
+  ck_assert_str_eq(ljp_ffname(fl, (unsigned)cap_ids_wrap_ffid()),
+                   "coroutine.wrap_aux");
+  cap_ids_free();
+  lua_close(L);
+}
+END_TEST
+
+START_TEST(rescan_adds_builtins_required_later)
+{
+  lua_State *L = luaL_newstate();
+  ljp_flavor fl = (ljp_flavor)ljp_capture_flavor();
+  luaL_openlibs(L);
+  ck_assert_int_eq(cap_ids_init(L), 0);
+  if (fl == LJP_FLAVOR_OPENRESTY) {
+    ck_assert_int_eq(luaL_dostring(L, "return require('table.nkeys')"), 0);
+    ck_assert_int_lt(cap_ids_ffid(lua_topointer(L, -1)), 0);
+    ck_assert_int_eq(cap_ids_rescan(L), 0);
+    ck_assert_str_eq(ljp_ffname(fl, (unsigned)cap_ids_ffid(lua_topointer(L, -1))),
+                     "table.nkeys");
+  } else {
+    /* Stock: table.new is a preloaded builtin module. */
+    ck_assert_int_eq(luaL_dostring(L, "return require('table.new')"), 0);
+    ck_assert_int_lt(cap_ids_ffid(lua_topointer(L, -1)), 0);
+    ck_assert_int_eq(cap_ids_rescan(L), 0);
+    ck_assert_str_eq(ljp_ffname(fl, (unsigned)cap_ids_ffid(lua_topointer(L, -1))),
+                     "table.new");
+  }
+  lua_pop(L, 1);
+  cap_ids_free();
+  lua_close(L);
+}
+END_TEST
+
+/* ---- JIT machine code named as its trace -------------------------------------- */
+
+/* Addresses in no loaded object, as JIT machine code is. */
+static uint64_t mcode_area(void)
+{
+  void *p = mmap(NULL, 1 << 16, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ck_assert_ptr_ne(p, MAP_FAILED);
+  return (uint64_t)(uintptr_t)p;
+}
+
+START_TEST(trace_machine_code_named_as_trace)
+{
+  uint64_t a = mcode_area(), lo = a + 0x100, hi = a + 0x400;
+  uint64_t proto = cap_ids_lfunc("@a.lua", 10);
+  cap_sym s;
+  ljp_writer *w;
+  ljp_reader *r;
+  uint8_t *copy;
+  ck_assert_uint_ne(proto, 0);
+  ck_assert_int_eq(cap_symbols_init(), 0);
+  ck_assert_int_eq(cap_symbols_lookup(lo, &s), 0);   /* in no object */
+  ck_assert_int_eq(cap_tracenames_add(7, lo, hi, proto, 12), 0);
+  w = stream_new();
+  /* A host frame returning into the trace, and a frame after it. */
+  ck_assert_int_eq(cap_symbols_emit(w, lo + 0x40, 1), LJP_OK);
+  ck_assert_int_eq(cap_symbols_emit(w, hi + 0x10, 1), LJP_OK);
+  r = stream_read(w, &copy);
+  ck_assert_str_eq(name_at(r, lo), "TRACE [7] @a.lua:12");
+  ck_assert_str_eq(name_at(r, lo + 0x3f), "TRACE [7] @a.lua:12");
+  ck_assert_str_eq(name_at(r, hi - 1), "TRACE [7] @a.lua:12");
+  ck_assert_str_eq(name_at(r, hi), CAP_MCODE_END_NAME);
+  {
+    char want[64];
+    snprintf(want, sizeof want, "0x%" PRIx64, hi + 0x10);
+    ck_assert_str_eq(name_at(r, hi + 0x10), want);
+  }
+  ljp_reader_free(r);
+  free(copy);
+  cap_symbols_free();
+  cap_ids_free();
+  munmap((void *)(uintptr_t)a, 1 << 16);
+}
+END_TEST
+
+START_TEST(reused_machine_code_is_renamed)
+{
+  uint64_t a = mcode_area(), x = a + 0x800;
+  uint64_t p1 = cap_ids_lfunc("@a.lua", 10), p2 = cap_ids_lfunc("@b.lua", 3);
+  char raw[64];
+  ljp_writer *w;
+  ljp_reader *r;
+  uint8_t *copy;
+  ck_assert_int_eq(cap_symbols_init(), 0);
+  w = stream_new();
+  /* A PC met before any trace is known gets its raw address. */
+  ck_assert_int_eq(cap_symbols_emit(w, x, 0), LJP_OK);
+  /* Trace 1 covers it: the raw event inside must not shadow the name. */
+  ck_assert_int_eq(cap_tracenames_add(1, x - 0x20, x + 0x40, p1, 11), 0);
+  ck_assert_int_eq(cap_symbols_emit(w, x, 0), LJP_OK);
+  ck_assert_int_eq(cap_symbols_emit(w, x + 8, 1), LJP_OK);
+  /* After a flush the area is reused: trace 2 at the start of trace 1's
+   * code, trace 3 right after it.  3 is met first; 2's end marker must
+   * not hide 3's start. */
+  ck_assert_int_eq(cap_tracenames_add(2, x - 0x20, x, p2, 4), 0);
+  ck_assert_int_eq(cap_tracenames_add(3, x, x + 0x30, p2, 5), 0);
+  ck_assert_int_eq(cap_symbols_emit(w, x + 4, 1), LJP_OK);
+  ck_assert_int_eq(cap_symbols_emit(w, x - 0x10, 0), LJP_OK);
+  r = stream_read(w, &copy);
+  ck_assert_str_eq(name_at(r, x - 0x20), "TRACE [2] @b.lua:4");
+  ck_assert_str_eq(name_at(r, x - 1), "TRACE [2] @b.lua:4");
+  ck_assert_str_eq(name_at(r, x), "TRACE [3] @b.lua:5");
+  ck_assert_str_eq(name_at(r, x + 0x2f), "TRACE [3] @b.lua:5");
+  ck_assert_str_eq(name_at(r, x + 0x30), CAP_MCODE_END_NAME);
+  ljp_reader_free(r);
+  free(copy);
+  /* Trace 1 alone, the first half of that stream: named, raw PC renamed. */
+  w = stream_new();
+  cap_symbols_free();
+  ck_assert_int_eq(cap_symbols_init(), 0);
+  ck_assert_int_eq(cap_symbols_emit(w, x, 0), LJP_OK);
+  r = stream_read(w, &copy);
+  snprintf(raw, sizeof raw, "0x%" PRIx64, x);
+  ck_assert_str_eq(name_at(r, x), raw);
+  ljp_reader_free(r);
+  free(copy);
+  w = stream_new();
+  ck_assert_int_eq(cap_symbols_emit(w, x, 0), LJP_OK);
+  ck_assert_int_eq(cap_tracenames_add(1, x - 0x20, x + 0x40, p1, 11), 0);
+  ck_assert_int_eq(cap_symbols_emit(w, x - 4, 0), LJP_OK);
+  r = stream_read(w, &copy);
+  ck_assert_str_eq(name_at(r, x - 4), "TRACE [1] @a.lua:11");
+  ck_assert_str_eq(name_at(r, x + 4), "TRACE [1] @a.lua:11");
+  ck_assert_str_eq(name_at(r, x + 0x40), CAP_MCODE_END_NAME);
+  ljp_reader_free(r);
+  free(copy);
+  cap_symbols_free();
+  cap_ids_free();
+  munmap((void *)(uintptr_t)a, 1 << 16);
+}
+END_TEST
+
 /* ---- the suite -------------------------------------------------------------- */
 
 static Suite *names_suite(void)
@@ -390,6 +790,13 @@ static Suite *names_suite(void)
     {"build_id_under_debug_dir", build_id_under_debug_dir},
     {"stripped_executable_names_its_statics", stripped_executable_names_its_statics},
     {"stripped_libluajit_keeps_offset_names", stripped_libluajit_keeps_offset_names},
+    {"cfunctions_named_by_lua_path", cfunctions_named_by_lua_path},
+    {"cfunc_symbol_events_carry_the_lua_name", cfunc_symbol_events_carry_the_lua_name},
+    {"refresh_names_modules_required_later", refresh_names_modules_required_later},
+    {"builtins_are_fast_functions_by_name", builtins_are_fast_functions_by_name},
+    {"rescan_adds_builtins_required_later", rescan_adds_builtins_required_later},
+    {"trace_machine_code_named_as_trace", trace_machine_code_named_as_trace},
+    {"reused_machine_code_is_renamed", reused_machine_code_is_renamed},
   };
   Suite *s = suite_create("names");
   size_t i;
