@@ -47,6 +47,8 @@ struct trace {
 struct sysreport {
   struct sysreport_opts opt;
   uint64_t samples;
+  uint64_t timed;             /* x1 samples (with time, coroutine, flags) */
+  uint64_t lua_incomplete, host_incomplete;
   uint64_t vm[LJP_VMST__MAX];
   uint64_t lua_depth[NBUCKETS], host_depth[NBUCKETS];
 
@@ -110,6 +112,15 @@ void sysreport_free(sysreport *s)
 uint64_t sysreport_samples(const sysreport *s)
 {
   return s ? s->samples : 0;
+}
+
+uint64_t sysreport_incomplete(const sysreport *s, uint32_t flag)
+{
+  if (!s)
+    return 0;
+  return flag == LJP_SAMPLE_LUA_INCOMPLETE    ? s->lua_incomplete
+         : flag == LJP_SAMPLE_HOST_INCOMPLETE ? s->host_incomplete
+                                              : 0;
 }
 
 uint64_t sysreport_vmstate(const sysreport *s, int vmstate)
@@ -295,6 +306,13 @@ ljp_status sysreport_add(sysreport *s, const ljp_reader *r,
     s->vm[smp->vmstate]++;
   s->lua_depth[bucket(smp->lua_count)]++;
   s->host_depth[bucket(smp->host_count)]++;
+  if (smp->has_time) {
+    s->timed++;
+    if (smp->flags & LJP_SAMPLE_LUA_INCOMPLETE)
+      s->lua_incomplete++;
+    if (smp->flags & LJP_SAMPLE_HOST_INCOMPLETE)
+      s->host_incomplete++;
+  }
 
   size_t n = ljp_sample_stack(smp, LJP_VIEW_MERGED, s->frames, s->capframes);
   if (n > s->capframes) {
@@ -477,6 +495,17 @@ int sysreport_print(sysreport *s, FILE *out)
     fprintf(out, "%-8s %10" PRIu64 " %7.2f%%\n", ljp_vmstate_name(v), s->vm[v],
             pct(s->vm[v], s->samples));
   fputc('\n', out);
+  /* Only x1 streams say whether a stack was cut; other reports keep their
+   * exact form. */
+  if (s->timed) {
+    fputs("INCOMPLETE STACKS\n", out);
+    fprintf(out, "%-8s %10s %8s\n", "stack", "samples", "%");
+    fprintf(out, "%-8s %10" PRIu64 " %7.2f%%\n", "lua", s->lua_incomplete,
+            pct(s->lua_incomplete, s->samples));
+    fprintf(out, "%-8s %10" PRIu64 " %7.2f%%\n", "host", s->host_incomplete,
+            pct(s->host_incomplete, s->samples));
+    fputc('\n', out);
+  }
   int rc = print_funcs(s, 0, out);
   if (rc == 0)
     rc = print_funcs(s, 1, out);

@@ -91,7 +91,8 @@ sysreport *sysreport_new(const struct sysreport_opts *opts);
 /* Feeds one event (samples matter; other events are ignored). */
 ljp_status sysreport_add(sysreport *s, const ljp_reader *r,
                          const ljp_event *ev);
-/* Prints: samples per VM state with percentages, top functions by self and
+/* Prints: samples per VM state with percentages, for x1 streams the
+ * samples whose Lua or host stack is incomplete, top functions by self and
  * by total samples, the traces sampled, and the histogram of Lua and host
  * stack depths.  Returns 0, -1 on a write error, -2 when out of memory. */
 int sysreport_print(sysreport *s, FILE *out);
@@ -100,6 +101,9 @@ void sysreport_free(sysreport *s);
 /* Counts so far, for other outputs (JSON) and tests. */
 uint64_t sysreport_samples(const sysreport *s);
 uint64_t sysreport_vmstate(const sysreport *s, int vmstate);
+/* x1 samples with LJP_SAMPLE_LUA_INCOMPLETE or LJP_SAMPLE_HOST_INCOMPLETE
+ * (pass one flag); 0 for other streams. */
+uint64_t sysreport_incomplete(const sysreport *s, uint32_t flag);
 
 /* ------------------------------------------------------------------------ */
 /* Internal helpers shared by the two report modules (report_mem.c)         */

@@ -24,6 +24,17 @@ static double pct(uint64_t a, uint64_t b) {
   return b ? 100.0 * (double)a / (double)b : 0.0;
 }
 
+static int is_x1(const ljp_reader *r) {
+  return ljp_reader_kind(r) == LJP_KIND_SYSPROF &&
+         ljp_reader_event_version(r) == LJP_LJP_VERSION_X1;
+}
+
+/* Nanoseconds as milliseconds with all six decimals: exact, and the same
+ * on every platform (no floating point). */
+static void put_ms(FILE *out, uint64_t ns) {
+  fprintf(out, "%" PRIu64 ".%06" PRIu64 "ms", ns / 1000000, ns % 1000000);
+}
+
 void summary_print_text(const ljp_reader *r, const char *name, int breakdown,
                         FILE *out) {
   const ljp_counters *c = ljp_reader_counters(r);
@@ -33,12 +44,25 @@ void summary_print_text(const ljp_reader *r, const char *name, int breakdown,
   fprintf(out, "versions:   ljs %u", ljp_reader_ljs_version(r));
   if (ljp_reader_ljs_layout(r))
     fprintf(out, "%c", ljp_reader_ljs_layout(r));
-  if (kind != LJP_KIND_UNKNOWN)
+  if (is_x1(r))
+    fprintf(out, ", ljp x1");
+  else if (kind != LJP_KIND_UNKNOWN)
     fprintf(out, ", %s %u", kind == LJP_KIND_MEMPROF ? "ljm" : "ljp",
             ljp_reader_event_version(r));
   fprintf(out, "\n");
   if (kind == LJP_KIND_SYSPROF)
     fprintf(out, "flavor:     %s\n", flavor_name(ljp_reader_flavor(r)));
+  if (is_x1(r)) {
+    fprintf(out, "timer:      %s\n", ljp_timer_name(ljp_reader_timer(r)));
+    fprintf(out, "interval:   ");
+    if (ljp_reader_interval_ns(r))
+      put_ms(out, ljp_reader_interval_ns(r));
+    else
+      fprintf(out, "unknown");
+    fprintf(out, "\nduration:   ");
+    put_ms(out, ljp_reader_time_ns(r));
+    fprintf(out, " (capture start to the last sample)\n");
+  }
   fprintf(out, "complete:   %s\n", ljp_reader_complete(r) ? "yes" : "no");
   if (ljp_reader_status(r) != LJP_OK && ljp_reader_status(r) != LJP_END)
     fprintf(out, "error:      %s\n", ljp_reader_error(r));
@@ -56,6 +80,11 @@ void summary_print_text(const ljp_reader *r, const char *name, int breakdown,
     fprintf(out, "samples:    %" PRIu64 "\n", c->samples);
     fprintf(out, "max depth:  %" PRIu64 " Lua, %" PRIu64 " host\n",
             c->max_lua_depth, c->max_host_depth);
+    if (is_x1(r)) {
+      fprintf(out, "incomplete: %" PRIu64 " Lua, %" PRIu64 " host stacks\n",
+              c->lua_incomplete, c->host_incomplete);
+      fprintf(out, "coroutines: %" PRIu64 " (the highest id)\n", c->max_coro);
+    }
     if (!breakdown)
       return;
     fprintf(out, "\nVM state   samples       %%\n");
@@ -119,6 +148,16 @@ void summary_print_json(const ljp_reader *r, const char *name, FILE *out) {
   fprintf(out, "},\n");
   if (ljp_reader_ljs_layout(r))
     fprintf(out, "  \"ljs_layout\": \"%c\",\n", ljp_reader_ljs_layout(r));
+  /* x1 only, so the JSON of every other stream stays as it was. */
+  if (is_x1(r))
+    fprintf(out,
+            "  \"x1\": {\"timer\": \"%s\", \"interval_ns\": %" PRIu64
+            ", \"time_ns\": %" PRIu64 ", \"lua_incomplete\": %" PRIu64
+            ", \"host_incomplete\": %" PRIu64 ", \"max_coro\": %" PRIu64
+            "},\n",
+            ljp_timer_name(ljp_reader_timer(r)), ljp_reader_interval_ns(r),
+            ljp_reader_time_ns(r), c->lua_incomplete, c->host_incomplete,
+            c->max_coro);
   fprintf(out, "  \"flavor\": \"%s\",\n", flavor_name(ljp_reader_flavor(r)));
   fprintf(out, "  \"complete\": %s,\n", ljp_reader_complete(r) ? "true" : "false");
   ljp_status st = ljp_reader_status(r);
@@ -179,6 +218,14 @@ int events_print(const ljp_reader *r, const ljp_event *ev, ljp_flavor flavor,
   fprintf(out, "%-9" PRIu64 " ", ev->offset);
   switch (ev->type) {
   case LJP_EV_PROLOGUE:
+    if (ev->u.prologue.version == LJP_LJP_VERSION_X1 &&
+        !strcmp(ev->u.prologue.magic, "ljp")) {
+      fprintf(out, "prologue  ljp version x1 (0x81) flavor %02x timer %s "
+                   "interval %" PRIu64 "ns\n",
+              ev->u.prologue.reserved[0], ljp_timer_name(ev->u.prologue.timer),
+              ev->u.prologue.interval_ns);
+      break;
+    }
     fprintf(out, "prologue  %s version %u reserved %02x %02x %02x\n",
             ev->u.prologue.magic, ev->u.prologue.version,
             ev->u.prologue.reserved[0], ev->u.prologue.reserved[1],
@@ -210,13 +257,26 @@ int events_print(const ljp_reader *r, const ljp_event *ev, ljp_flavor flavor,
   case LJP_EV_SAMPLE: {
     const ljp_sample *s = &ev->u.sample;
     fprintf(out, "sample    %s", ljp_vmstate_name(s->vmstate));
+    if (s->has_time) {
+      fprintf(out, " t=");
+      put_ms(out, s->time_ns);
+      fprintf(out, " coro=%" PRIu64, s->coro);
+      if (s->flags & LJP_SAMPLE_LUA_INCOMPLETE)
+        fprintf(out, " lua-incomplete");
+      if (s->flags & LJP_SAMPLE_HOST_INCOMPLETE)
+        fprintf(out, " host-incomplete");
+    }
     if (s->vmstate == LJP_VMST_TRACE) {
       fputc(' ', out);
       put_frame(out, &s->trace, flavor);
-      fputc('\n', out);
-      break;
+      if (!s->has_time) {
+        fputc('\n', out);
+        break;
+      }
     }
-    if (s->vmstate >= LJP_VMST_LFUNC && s->vmstate <= LJP_VMST_CFUNC) {
+    /* x1 samples carry a Lua stack in every state (maybe empty). */
+    if (s->has_time ||
+        (s->vmstate >= LJP_VMST_LFUNC && s->vmstate <= LJP_VMST_CFUNC)) {
       fprintf(out, " lua=[");
       for (size_t i = s->lua_count; i > 0; i--) {
         put_frame(out, &s->lua[i - 1], flavor);

@@ -340,6 +340,145 @@ START_TEST(fold_spec_example)
 }
 END_TEST
 
+/* ---- the fixture testdata/x1/x1_rich.bin -------------------------------- */
+
+enum {
+  R_MAIN = 0x1000, R_PCALL = 0x1100, R_VMPCALL = 0x1200, R_FUNCC = 0x1300,
+  R_MYC = 0x1400, R_GC = 0x1600, R_RESUME = 0x1700, R_VMRESUME = 0x1800,
+  R_CHUNK = 0x5000, R_F = 0x5100, R_WORKER = 0x5200, R_LATE = 0x5300,
+  R_MCODE = 0x800 /* trace code: below every symbol, so unnamed */
+};
+
+typedef struct rich {
+  ljp_writer *w;
+  uint64_t k;                  /* samples written, for the time jitter */
+} rich;
+
+/* One sample; stacks given innermost first, host addresses as symbol
+ * starts (the return address is 0x10 inside). */
+static void rich_sample(rich *x, int vm, uint64_t coro, uint32_t flags,
+                        uint64_t traceno, uint64_t tproto,
+                        const ljp_frame *lua, size_t nlua,
+                        const uint64_t *host, size_t nhost)
+{
+  uint64_t h[16];
+  ljp_sample_x1 s;
+  size_t i;
+  ck_assert_uint_le(nhost, N(h));
+  for (i = 0; i < nhost; i++)
+    h[i] = host[i] < R_MAIN ? host[i] : host[i] + 0x10;
+  memset(&s, 0, sizeof(s));
+  s.vmstate = vm;
+  /* about 1 ms apart, with a deterministic jitter */
+  s.dt_ns = 1000000 + (x->k * 7919) % 20000;
+  x->k++;
+  s.coro = coro;
+  s.flags = flags;
+  s.traceno = traceno;
+  s.trace_proto = tproto;
+  s.trace_line = tproto == R_F ? 10 : 20;
+  s.lua = lua;
+  s.nlua = nlua;
+  s.host = h;
+  s.nhost = nhost;
+  ck_assert_int_eq(ljp_write_sample_x1(x->w, &s), LJP_OK);
+}
+
+static unsigned ffid_of(const char *name)
+{
+  unsigned id;
+  for (id = 0; id < 1024; id++) {
+    const char *n = ljp_ffname(LJP_FLAVOR_LUAJIT, id);
+    if (n && !strcmp(n, name))
+      return id;
+  }
+  ck_abort_msg("no fast function %s", name);
+  return 0;
+}
+
+/* A small program's profile: a Lua function f called from the main chunk
+ * through lua_pcall, a trace in f, a coroutine running a trace of its own,
+ * GC, a C function, a fast function with the host stack lost, a cut Lua
+ * stack, an idle sample and a chunk loaded mid-stream. */
+static void write_rich(ljp_writer *w)
+{
+  static const struct { uint64_t a; const char *n; } cs[] = {
+    { R_MAIN, "main" }, { R_PCALL, "lua_pcall" },
+    { R_VMPCALL, "lj_vm_pcall" }, { R_FUNCC, "lj_BC_FUNCC" },
+    { R_MYC, "my_cfunc" }, { R_GC, "lj_gc_step" },
+    { R_RESUME, "lua_resume" }, { R_VMRESUME, "lj_vm_resume" }
+  };
+  const ljp_frame lf[] = { LF(R_F, 10), LF(R_CHUNK, 0) };
+  const ljp_frame lw[] = { LF(R_WORKER, 20) };
+  const ljp_frame lc[] = { CF(R_MYC), LF(R_F, 10), LF(R_CHUNK, 0) };
+  const ljp_frame lr[] = { FF(ffid_of("string.rep")), LF(R_F, 10),
+                           LF(R_CHUNK, 0) };
+  const ljp_frame ll[] = { LF(R_LATE, 1), LF(R_CHUNK, 0) };
+  const uint64_t hf[] = { R_VMPCALL, R_PCALL, R_MAIN };
+  const uint64_t ht[] = { R_MCODE, R_VMPCALL, R_PCALL, R_MAIN };
+  const uint64_t hw[] = { R_MCODE + 0x100, R_VMRESUME, R_RESUME, R_MYC,
+                          R_FUNCC, R_VMPCALL, R_PCALL, R_MAIN };
+  const uint64_t hg[] = { R_GC, R_VMPCALL, R_PCALL, R_MAIN };
+  const uint64_t hc[] = { R_MYC, R_FUNCC, R_VMPCALL, R_PCALL, R_MAIN };
+  rich x = { w, 0 };
+  size_t i;
+  ck_assert_int_eq(ljp_write_symtab_begin(w, 3, 0), LJP_OK);
+  ljp_write_symtab_lfunc(w, R_CHUNK, S("@app.lua"), 0);
+  ljp_write_symtab_lfunc(w, R_F, S("@app.lua"), 10);
+  ljp_write_symtab_lfunc(w, R_WORKER, S("@app.lua"), 20);
+  for (i = 0; i < N(cs); i++)
+    ljp_write_symtab_cfunc(w, cs[i].a, cs[i].n, strlen(cs[i].n));
+  ljp_write_symtab_trace(w, 1, 0, R_F, 12);
+  ck_assert_int_eq(ljp_write_symtab_end(w), LJP_OK);
+  ck_assert_int_eq(ljp_write_stream_begin_x1(w, LJP_FLAVOR_LUAJIT,
+                                             LJP_TIMER_PROCESS_CPU, 1000000),
+                   LJP_OK);
+  for (i = 0; i < 3; i++)
+    rich_sample(&x, LJP_VMST_LFUNC, 1, 0, 0, 0, lf, 2, hf, 3);
+  for (i = 0; i < 4; i++)
+    rich_sample(&x, LJP_VMST_TRACE, 1, 0, 1, R_F, lf, 2, ht, 4);
+  ck_assert_int_eq(ljp_write_event_trace(w, 2, R_WORKER, 22), LJP_OK);
+  for (i = 0; i < 2; i++)
+    rich_sample(&x, LJP_VMST_TRACE, 2, 0, 2, R_WORKER, lw, 1, hw, 8);
+  rich_sample(&x, LJP_VMST_GC, 1, 0, 0, 0, lf, 2, hg, 4);
+  rich_sample(&x, LJP_VMST_CFUNC, 1, 0, 0, 0, lc, 3, hc, 5);
+  rich_sample(&x, LJP_VMST_FFUNC, 1, LJP_SAMPLE_HOST_INCOMPLETE, 0, 0, lr, 3,
+              NULL, 0);
+  rich_sample(&x, LJP_VMST_LFUNC, 1, LJP_SAMPLE_LUA_INCOMPLETE, 0, 0, lf, 1,
+              hf, 3);
+  rich_sample(&x, LJP_VMST_INTERP, 0, 0, 0, 0, NULL, 0, NULL, 0);
+  ck_assert_int_eq(ljp_write_event_lfunc(w, R_LATE, S("@late.lua"), 1),
+                   LJP_OK);
+  rich_sample(&x, LJP_VMST_LFUNC, 1, 0, 0, 0, ll, 2, hf, 3);
+  ck_assert_int_eq(ljp_write_stream_end(w), LJP_OK);
+}
+
+/* The fixture the tools' tests read is exactly what the encoder writes
+ * today (LJP_X1_REGEN=1 rewrites it). */
+START_TEST(fixture_is_current)
+{
+  ljp_writer *w = ljp_writer_new(NULL, NULL, 0);
+  char path[1024];
+  size_t len, flen;
+  const uint8_t *d;
+  uint8_t *f;
+  write_rich(w);
+  d = ljp_writer_data(w, &len);
+  snprintf(path, sizeof(path), "%s/x1/x1_rich.bin", core_testdata);
+  if (getenv("LJP_X1_REGEN")) {
+    FILE *o = fopen(path, "wb");
+    ck_assert_ptr_nonnull(o);
+    ck_assert_uint_eq(fwrite(d, 1, len, o), len);
+    ck_assert_int_eq(fclose(o), 0);
+  }
+  f = core_read_file(path, &flen);
+  ck_assert_msg(f != NULL, "cannot read %s", path);
+  core_expect_bytes(f, flen, d, len);
+  free(f);
+  ljp_writer_free(w);
+}
+END_TEST
+
 /* ---- round trip: every vmstate, symbol events in between ---------------- */
 
 typedef struct want_sample {
@@ -747,6 +886,7 @@ int main(int argc, char **argv)
   tcase_add_test(tc, encode_through_small_sink);
   tcase_add_test(tc, decode_spec_example);
   tcase_add_test(tc, fold_spec_example);
+  tcase_add_test(tc, fixture_is_current);
   tcase_add_test(tc, roundtrip_every_vmstate);
   tcase_add_test(tc, every_prefix_is_truncated);
   tcase_add_test(tc, truncation_names_the_field);

@@ -97,5 +97,36 @@ grep -q '"versions": {"ljs": 3, "ljp": 2}' "$tmp/json"; check "json versions" $?
 [ "$("$dump" --events "$sp" | grep -c '^[0-9]* *sample ')" -eq 189 ]; check "every sample listed" $?
 "$dump" -s "$sp" | grep -q '^samples: *189$'; check "summary" $?
 
+# ljp x1 (testdata/x1/x1_rich.bin, written by the encoder; tests/core/test_x1.c
+# keeps it current).  Golden outputs, regenerated deliberately with
+#   cd testdata/x1 && ljpfold x1_rich.bin > x1_rich.folded &&
+#   ljpdump --summary x1_rich.bin > x1_rich.summary.txt &&
+#   ljpdump -e x1_rich.bin > x1_rich.events.txt &&
+#   ljpdump x1_rich.bin > x1_rich.report.txt &&
+#   ljpdump --format=json x1_rich.bin > x1_rich.json
+x1=$data/x1
+(cd "$x1" && "$fold" x1_rich.bin) | cmp -s - "$x1/x1_rich.folded"; check "x1 golden fold" $?
+(cd "$x1" && "$dump" --summary x1_rich.bin) | cmp -s - "$x1/x1_rich.summary.txt"; check "x1 golden summary" $?
+(cd "$x1" && "$dump" -e x1_rich.bin) | cmp -s - "$x1/x1_rich.events.txt"; check "x1 golden events" $?
+(cd "$x1" && "$dump" x1_rich.bin) | cmp -s - "$x1/x1_rich.report.txt"; check "x1 golden report" $?
+(cd "$x1" && "$dump" --format=json x1_rich.bin) | cmp -s - "$x1/x1_rich.json"; check "x1 golden json" $?
+# facts the goldens must show, so a wrong regeneration cannot pass unseen
+grep -q '^versions:   ljs 3, ljp x1$' "$x1/x1_rich.summary.txt"; check "x1 version in the summary" $?
+grep -q '^interval:   1.000000ms$' "$x1/x1_rich.summary.txt"; check "x1 interval" $?
+grep -q '^timer:      process-cpu$' "$x1/x1_rich.summary.txt"; check "x1 timer" $?
+grep -q '^incomplete: 1 Lua, 1 host stacks$' "$x1/x1_rich.summary.txt"; check "x1 incomplete counts" $?
+grep -q 'sample    TRACE t=4.027514ms coro=1 TRACE \[1\] @app.lua:12 lua=\[@app.lua:0;@app.lua:10\] host=\[' "$x1/x1_rich.events.txt"; check "x1 trace sample with its stacks" $?
+grep -q 'coro=2 TRACE \[2\]' "$x1/x1_rich.events.txt"; check "x1 coroutine id" $?
+grep -q '^@app.lua:0;@app.lua:10;TRACE \[1\] @app.lua:12 4$' <("$fold" --stack=lua "$x1/x1_rich.bin"); check "x1 trace folds on its callers" $?
+grep -q '"x1": {"timer": "process-cpu", "interval_ns": 1000000, "time_ns": 15151495, "lua_incomplete": 1, "host_incomplete": 1, "max_coro": 2}' "$x1/x1_rich.json"; check "x1 json" $?
+# a cut x1 file: what came before, then the offset
+head -c 300 "$x1/x1_rich.bin" > "$tmp/x1cut.bin"
+"$dump" -e "$tmp/x1cut.bin" > "$tmp/x1cut.out" 2> "$tmp/x1cut.err"; [ $? -eq 1 ]; check "cut x1 exits 1" $?
+grep -q "offset [0-9]*: truncated" "$tmp/x1cut.err"; check "cut x1 names the offset" $?
+[ "$(grep -c ' sample ' "$tmp/x1cut.out")" -eq 4 ]; check "cut x1 keeps the samples before the cut" $?
+# the old versions' outputs do not change: no x1 lines for ljp 2
+! "$dump" -s "$sp" | grep -q '^timer:\|^interval:\|^incomplete:'; check "no x1 lines for ljp 2" $?
+! "$dump" "$sp" | grep -q 'INCOMPLETE STACKS'; check "no incomplete table for ljp 2" $?
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
