@@ -63,6 +63,10 @@ CAP_HIDDEN uint32_t cap_uw_unwind(const cap_uw_regs *r, uint64_t stack_lo,
                                   uint64_t stack_hi, uint64_t *out,
                                   uint32_t max, uint32_t *flags);
 
+/* Size of the published tables: objects, rows, and bytes in all.  VM
+ * thread. */
+CAP_HIDDEN void cap_uw_stats(size_t *objects, size_t *rows, size_t *bytes);
+
 /* The [lo, hi) of the FDE (function) covering pc, from the tables; 0 when
  * none.  VM thread. */
 CAP_HIDDEN int cap_uw_function_range(uint64_t pc, uint64_t *lo, uint64_t *hi);

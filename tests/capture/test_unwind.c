@@ -1,0 +1,787 @@
+/*
+ * test_unwind.c — the capture core's own unwinder (cap_unwind.c) against
+ * ground truth: return addresses that each function of a call chain
+ * records itself (__builtin_return_address), symbol sizes from the dynamic
+ * symbol tables (dladdr1), the program's entry point (_start, AT_ENTRY),
+ * and libgcc's unwinder on the same ticks.
+ *
+ * Ticks come from ITIMER_PROF while a chain burns CPU; the handler unwinds
+ * from its ucontext (rip, rsp, rbp) into preallocated arrays, and the
+ * checks run afterwards, outside the handler.  Each test runs in its own
+ * forked process (check's default).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1
+#endif
+#include <check.h>
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/time.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unwind.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+
+#include "cap_unwind.h"
+
+#define NOINLINE __attribute__((noinline))
+#define MAXS 2048           /* samples per run */
+#define MAXF 128            /* frames per sample */
+
+/* ---- ground truth helpers ------------------------------------------------ */
+
+typedef struct range {
+  uint64_t lo, hi;
+} range;
+
+/* The [lo, hi) of the dynamic symbol at addr, from its st_size. */
+static range sym_range(const void *addr)
+{
+  Dl_info di;
+  const ElfW(Sym) *sym = NULL;
+  range r = {0, 0};
+  if (dladdr1(addr, &di, (void **)&sym, RTLD_DL_SYMENT) && sym &&
+      di.dli_saddr) {
+    r.lo = (uint64_t)(uintptr_t)di.dli_saddr;
+    r.hi = r.lo + sym->st_size;
+  }
+  return r;
+}
+
+static int in_range(range r, uint64_t a)
+{
+  return a >= r.lo && a < r.hi;
+}
+
+/* Whether a lies in the object whose file name contains name. */
+static int in_object(uint64_t a, const char *name)
+{
+  Dl_info di;
+  return dladdr((void *)(uintptr_t)a, &di) && di.dli_fname &&
+         strstr(di.dli_fname, name);
+}
+
+static uint64_t main_ra;    /* main's return address (into libc) */
+
+/* _start: the program's entry point; its call of __libc_start_main is
+ * within its first bytes. */
+static int in_start(uint64_t a)
+{
+  uint64_t e = getauxval(AT_ENTRY);
+  return a > e && a < e + 64;
+}
+
+/* ---- the sampling handler ---------------------------------------------------- */
+
+static _Thread_local uint64_t t_stack_hi;
+static _Thread_local volatile int t_armed;
+
+static uint64_t s_frames[MAXS][MAXF];
+static uint32_t s_n[MAXS], s_flags[MAXS];
+static atomic_uint s_count;
+static uint32_t s_target;
+static volatile int s_stop;
+
+/* Bench mode: libgcc's unwind of the same tick, and the time of both. */
+static volatile int s_bench;
+static uint64_t g_frames[MAXS][MAXF];
+static uint32_t g_n[MAXS];
+static uint64_t ns_own[MAXS], ns_gcc[MAXS];
+
+static int u64_cmp(const void *a, const void *b)
+{
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Median of the first n of v (sorted in place): the mean would count the
+ * ticks where the process was descheduled in the middle of an unwind. */
+static double median_ns(uint64_t *v, uint32_t n)
+{
+  if (n == 0)
+    return 0;
+  qsort(v, n, sizeof *v, u64_cmp);
+  return (double)v[n / 2];
+}
+
+static void note_stack(void)
+{
+  pthread_attr_t a;
+  void *addr;
+  size_t size;
+  ck_assert_int_eq(pthread_getattr_np(pthread_self(), &a), 0);
+  ck_assert_int_eq(pthread_attr_getstack(&a, &addr, &size), 0);
+  pthread_attr_destroy(&a);
+  t_stack_hi = (uint64_t)(uintptr_t)addr + size;
+}
+
+static uint64_t now_ns(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+typedef struct gcc_bt {
+  uint64_t *out;
+  uint32_t n;
+} gcc_bt;
+
+static _Unwind_Reason_Code gcc_step(struct _Unwind_Context *ctx, void *arg)
+{
+  gcc_bt *b = arg;
+  if (b->n >= MAXF)
+    return _URC_END_OF_STACK;
+  b->out[b->n++] = (uint64_t)_Unwind_GetIP(ctx);
+  return _URC_NO_REASON;
+}
+
+static void on_prof(int sig, siginfo_t *si, void *ucv)
+{
+  ucontext_t *uc = ucv;
+  cap_uw_regs r;
+  unsigned i;
+  uint64_t t0, t1;
+  (void)sig;
+  (void)si;
+  if (!t_armed)
+    return;
+  i = atomic_fetch_add(&s_count, 1);
+  if (i >= MAXS || i + 1 >= s_target) {
+    s_stop = 1;
+    if (i >= MAXS)
+      return;
+  }
+  r.pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+  r.sp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
+  r.fp = (uint64_t)uc->uc_mcontext.gregs[REG_RBP];
+  r.pc_is_return = 0;
+  t0 = now_ns();
+  s_n[i] = cap_uw_unwind(&r, r.sp, t_stack_hi, s_frames[i], MAXF,
+                         &s_flags[i]);
+  t1 = now_ns();
+  ns_own[i] = t1 - t0;
+  if (s_bench) {
+    gcc_bt b = {g_frames[i], 0};
+    _Unwind_Backtrace(gcc_step, &b);
+    g_n[i] = b.n;
+    ns_gcc[i] = now_ns() - t1;
+  }
+}
+
+/* The handler on SIGPROF, for target samples; no timer yet. */
+static void install(uint32_t target)
+{
+  struct sigaction sa;
+  atomic_store(&s_count, 0);
+  s_target = target;
+  s_stop = 0;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_prof;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  ck_assert_int_eq(sigaction(SIGPROF, &sa, NULL), 0);
+}
+
+static void arm(uint32_t target)
+{
+  struct itimerval it;
+  install(target);
+  memset(&it, 0, sizeof it);
+  it.it_interval.tv_usec = 1000;
+  it.it_value.tv_usec = 1000;
+  ck_assert_int_eq(setitimer(ITIMER_PROF, &it, NULL), 0);
+}
+
+static uint32_t disarm(void)
+{
+  struct itimerval it;
+  uint32_t n;
+  memset(&it, 0, sizeof it);
+  setitimer(ITIMER_PROF, &it, NULL);
+  n = atomic_load(&s_count);
+  return n < MAXS ? n : MAXS;
+}
+
+/* ---- the C call chain ----------------------------------------------------- */
+
+typedef void (*outer_fn)(volatile int *, void (*)(void));
+static outer_fn uwl_outer;
+static uint64_t *uwl_ra;
+static range leaf_range;
+static uint64_t ra_a, ra_b;     /* uwt_a's and uwt_b's return addresses */
+
+static void load_chain(void)
+{
+  void *h = dlopen(UNWIND_CHAIN_SO, RTLD_NOW);
+  void *leaf;
+  ck_assert_msg(h != NULL, "%s", dlerror());
+  *(void **)&uwl_outer = dlsym(h, "uwl_outer");
+  uwl_ra = dlsym(h, "uwl_ra");
+  leaf = dlsym(h, "uwl_leaf");
+  ck_assert(uwl_outer && uwl_ra && leaf);
+  leaf_range = sym_range(leaf);
+  ck_assert_uint_gt(leaf_range.hi, leaf_range.lo);
+}
+
+static NOINLINE void uwt_b(volatile int *stop, void (*hook)(void))
+{
+  ra_b = (uint64_t)(uintptr_t)__builtin_return_address(0);
+  uwl_outer(stop, hook);
+  __asm__ volatile("" ::: "memory");
+}
+
+NOINLINE void uwt_a(volatile int *stop, void (*hook)(void));
+NOINLINE void uwt_a(volatile int *stop, void (*hook)(void))
+{
+  ra_a = (uint64_t)(uintptr_t)__builtin_return_address(0);
+  uwt_b(stop, hook);
+  __asm__ volatile("" ::: "memory");
+}
+
+/* Whether frames f[0..n) are a tick in the chain's leaf, exactly: a few
+ * frames above the leaf (memchr, a hook), the leaf, the return addresses
+ * of uwl_mid, uwl_outer, uwt_b, uwt_a, and in the end main's return address
+ * and _start, with ROOT. */
+static int chain_exact(const uint64_t *f, uint32_t n, uint32_t flags,
+                       int want_main)
+{
+  const uint64_t expect[5] = {uwl_ra[0], uwl_ra[1], uwl_ra[2], ra_b, ra_a};
+  uint32_t k, j;
+  for (k = 0; k < n; k++)
+    if (in_range(leaf_range, k ? f[k] - 1 : f[k]))
+      break;
+  if (k == n || k > 8)
+    return 0;
+  for (j = 0; j < 5; j++)
+    if (k + 1 + j >= n || f[k + 1 + j] != expect[j])
+      return 0;
+  if (!(flags & CAP_UW_ROOT) || (flags & ~(uint32_t)CAP_UW_ROOT))
+    return 0;
+  if (want_main) {
+    for (j = k + 6; j < n; j++)
+      if (f[j] == main_ra)
+        break;
+    if (j == n || !in_start(f[n - 1]))
+      return 0;
+  }
+  return 1;
+}
+
+static void dump(const char *what, const uint64_t *f, uint32_t n,
+                 uint32_t flags)
+{
+  uint32_t j;
+  fprintf(stderr, "%s: %u frames, flags %#x\n", what, n, flags);
+  for (j = 0; j < n; j++) {
+    Dl_info di;
+    int ok = dladdr((void *)(uintptr_t)(j ? f[j] - 1 : f[j]), &di);
+    fprintf(stderr, "  %#llx %s %s+%#llx\n", (unsigned long long)f[j],
+            ok && di.dli_sname ? di.dli_sname : "?",
+            ok && di.dli_fname ? di.dli_fname : "?",
+            ok ? (unsigned long long)(f[j] - (uint64_t)(uintptr_t)di.dli_fbase)
+               : 0ull);
+  }
+}
+
+/* ---- tests --------------------------------------------------------------- */
+
+START_TEST(tables_cover_loaded_objects)
+{
+  size_t nobj, nrows, bytes;
+  uint64_t lo, hi;
+  load_chain();
+  ck_assert_int_eq(cap_uw_init(), 0);
+  cap_uw_stats(&nobj, &nrows, &bytes);
+  fprintf(stderr, "tables: %zu objects, %zu rows, %zu bytes\n", nobj, nrows,
+          bytes);
+  ck_assert_uint_ge(nobj, 4);   /* exe, libc, ld.so, vdso, the chain... */
+  ck_assert_uint_gt(nrows, 1000);
+  /* Function ranges are the FDEs', which match the symbols' sizes. */
+  ck_assert(cap_uw_function_range(leaf_range.lo + 1, &lo, &hi));
+  ck_assert_uint_eq(lo, leaf_range.lo);
+  ck_assert_uint_eq(hi, leaf_range.hi);
+  {
+    range pc = sym_range((void *)(uintptr_t)lua_pcall);
+    ck_assert(cap_uw_function_range(pc.hi - 1, &lo, &hi));
+    ck_assert_uint_eq(lo, pc.lo);
+    ck_assert_uint_eq(hi, pc.hi);
+  }
+  ck_assert(!cap_uw_function_range((uint64_t)(uintptr_t)&nobj, &lo, &hi));
+  cap_uw_free();
+}
+END_TEST
+
+/* Timer ticks in a CPU-burning chain through the executable and a
+ * dlopen'ed object reach _start with the exact frames. */
+START_TEST(timer_ticks_in_c_chain)
+{
+  uint32_t n, i, exact = 0, root = 0;
+  load_chain();
+  note_stack();
+  ck_assert_int_eq(cap_uw_init(), 0);
+  arm(400);
+  t_armed = 1;
+  uwt_a(&s_stop, NULL);
+  t_armed = 0;
+  n = disarm();
+  ck_assert_uint_ge(n, 100);
+  for (i = 0; i < n; i++) {
+    root += (s_flags[i] & CAP_UW_ROOT) != 0;
+    if (chain_exact(s_frames[i], s_n[i], s_flags[i], 1))
+      exact++;
+    else if (i == n - 1 || exact + 5 < i)
+      dump("not exact", s_frames[i], s_n[i], s_flags[i]);
+  }
+  fprintf(stderr, "C chain: %u ticks, %u exact, %u reach the root; "
+          "median %.0f ns per unwind\n", n, exact, root, median_ns(ns_own, n));
+  ck_assert_uint_ge(exact * 100, n * 99);
+  ck_assert_uint_ge(root * 100, n * 99);
+  cap_uw_free();
+}
+END_TEST
+
+/* Starting from a return address with its sp and fp, as the handler does
+ * from the interpreter's C frame when the PC is in JIT machine code. */
+static int restart_ok;
+static void restart_hook(void)
+{
+  /* uwl_leaf called us.  Restart from its return address into uwl_mid,
+   * with the sp just above the slot that holds it (found above our own
+   * frame) and the rbp the leaf was called with (it keeps rbp, a
+   * callee-saved register, so it is the one saved by our prologue). */
+  const uint64_t *p = (const uint64_t *)__builtin_frame_address(0);
+  uint64_t f[MAXF];
+  uint32_t fl, n;
+  cap_uw_regs r;
+  int k;
+  for (k = 0; k < 256 && p[k] != uwl_ra[0]; k++)
+    ;
+  if (k == 256)
+    return;
+  r.pc = uwl_ra[0];
+  r.sp = (uint64_t)(uintptr_t)(p + k + 1);
+  r.fp = p[0];
+  r.pc_is_return = 1;
+  n = cap_uw_unwind(&r, r.sp, t_stack_hi, f, MAXF, &fl);
+  restart_ok = n >= 6 && f[0] == uwl_ra[0] && f[1] == uwl_ra[1] &&
+               f[2] == uwl_ra[2] && f[3] == ra_b && f[4] == ra_a &&
+               fl == CAP_UW_ROOT && in_start(f[n - 1]);
+  if (!restart_ok)
+    dump("restart", f, n, fl);
+}
+
+START_TEST(restart_from_return_address)
+{
+  load_chain();
+  note_stack();
+  ck_assert_int_eq(cap_uw_init(), 0);
+  uwt_a(&s_stop, restart_hook);
+  ck_assert(restart_ok);
+  cap_uw_free();
+}
+END_TEST
+
+/* ---- a thread ------------------------------------------------------------ */
+
+static uint64_t thread_ra;
+
+static void *thread_main(void *arg)
+{
+  (void)arg;
+  thread_ra = (uint64_t)(uintptr_t)__builtin_return_address(0);
+  note_stack();
+  t_armed = 1;
+  uwt_a(&s_stop, NULL);
+  t_armed = 0;
+  __asm__ volatile("" ::: "memory");
+  return NULL;
+}
+
+START_TEST(thread_reaches_clone)
+{
+  pthread_t t;
+  uint32_t n, i, ok = 0;
+  load_chain();
+  ck_assert_int_eq(cap_uw_init(), 0);
+  arm(300);
+  ck_assert_int_eq(pthread_create(&t, NULL, thread_main, NULL), 0);
+  ck_assert_int_eq(pthread_join(t, NULL), 0);
+  n = disarm();
+  ck_assert_uint_ge(n, 100);
+  for (i = 0; i < n; i++) {
+    const uint64_t *f = s_frames[i];
+    uint32_t m = s_n[i], j;
+    int good = chain_exact(f, m, s_flags[i], 0);
+    /* ... uwt_a, then the start routine's return address into
+     * start_thread, and clone's frame, the root, in libc. */
+    for (j = 0; good && j < m && f[j] != ra_a; j++)
+      ;
+    good = good && j + 2 < m && f[j + 1] == thread_ra &&
+           j + 3 == m && in_object(f[m - 1], "libc.so");
+    ok += good;
+    if (!good && ok + 3 < i)
+      dump("thread", f, m, s_flags[i]);
+  }
+  fprintf(stderr, "thread: %u ticks, %u reach clone exactly\n", n, ok);
+  ck_assert_uint_ge(ok * 100, n * 99);
+  cap_uw_free();
+}
+END_TEST
+
+/* ---- an object loaded after the build ----------------------------------- */
+
+static void raise_hook(void)
+{
+  raise(SIGPROF);
+}
+
+START_TEST(dlopen_after_build_is_stale_then_refreshed)
+{
+  struct timespec a, b;
+  size_t o1, o2, r1, r2, by;
+  int k;
+  uint64_t heap_pc[MAXF];
+  uint32_t fl, n;
+  cap_uw_regs r;
+  note_stack();
+  ck_assert_int_eq(cap_uw_init(), 0);
+  cap_uw_stats(&o1, &r1, &by);
+  /* An unknown PC while nothing new is loaded: not stale. */
+  r.pc = (uint64_t)(uintptr_t)&heap_pc[1];
+  r.sp = (uint64_t)(uintptr_t)heap_pc;
+  r.fp = 0;
+  r.pc_is_return = 0;
+  n = cap_uw_unwind(&r, r.sp, t_stack_hi, heap_pc, MAXF, &fl);
+  ck_assert_uint_eq(n, 1);
+  ck_assert_uint_eq(fl, CAP_UW_NOINFO);
+  /* Nothing changed: refresh is cheap. */
+  clock_gettime(CLOCK_MONOTONIC, &a);
+  for (k = 0; k < 1000; k++)
+    ck_assert_int_eq(cap_uw_refresh(), 0);
+  clock_gettime(CLOCK_MONOTONIC, &b);
+  fprintf(stderr, "refresh without change: %.0f ns\n",
+          ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) /
+              1000);
+  cap_uw_stats(&o2, &r2, &by);
+  ck_assert_uint_eq(o2, o1);
+
+  load_chain();
+  install(1000000);
+  t_armed = 1;
+  uwt_a(&s_stop, raise_hook);
+  t_armed = 0;
+  n = disarm();
+  ck_assert_uint_eq(n, 1);
+  if (s_flags[0] != (CAP_UW_NOINFO | CAP_UW_STALE))
+    dump("before refresh", s_frames[0], s_n[0], s_flags[0]);
+  ck_assert_uint_eq(s_flags[0], CAP_UW_NOINFO | CAP_UW_STALE);
+  /* It stops at the first frame in the new object: the leaf. */
+  ck_assert(in_range(leaf_range, s_frames[0][s_n[0] - 1] - 1));
+
+  ck_assert_int_eq(cap_uw_refresh(), 0);
+  cap_uw_stats(&o2, &r2, &by);
+  ck_assert_uint_eq(o2, o1 + 1);
+  ck_assert_uint_gt(r2, r1);
+  install(1000000);
+  t_armed = 1;
+  uwt_a(&s_stop, raise_hook);
+  t_armed = 0;
+  n = disarm();
+  ck_assert_uint_eq(n, 1);
+  if (!chain_exact(s_frames[0], s_n[0], s_flags[0], 1))
+    dump("after refresh", s_frames[0], s_n[0], s_flags[0]);
+  ck_assert(chain_exact(s_frames[0], s_n[0], s_flags[0], 1));
+  cap_uw_free();
+}
+END_TEST
+
+/* ---- LuaJIT's interpreter --------------------------------------------------- */
+
+static volatile uint64_t burn_sink;
+static range pcall_range;
+static uint64_t host_ra;
+
+static int c_burn(lua_State *L)
+{
+  uint64_t x = burn_sink;
+  int i;
+  for (i = 0; i < 200000; i++)
+    x = x * 6364136223846793005u + (uint64_t)i;
+  burn_sink = x;
+  lua_pushboolean(L, s_stop);
+  return 1;
+}
+
+static NOINLINE void lua_host(lua_State *L, const char *code)
+{
+  host_ra = (uint64_t)(uintptr_t)__builtin_return_address(0);
+  if (luaL_loadstring(L, code) != 0 || lua_pcall(L, 0, 0, 0) != 0)
+    ck_abort_msg("lua: %s", lua_tostring(L, -1));
+  __asm__ volatile("" ::: "memory");
+}
+
+static int c_stopped(lua_State *L)
+{
+  lua_pushboolean(L, s_stop);
+  return 1;
+}
+
+/* Share (in %) of ticks that pass through lua_pcall, the host function and
+ * main, and end at _start with ROOT. */
+static double lua_run(const char *code, const char *what)
+{
+  lua_State *L = luaL_newstate();
+  uint32_t n, i, ok = 0;
+  luaL_openlibs(L);
+  lua_register(L, "burn", c_burn);
+  lua_register(L, "stopped", c_stopped);
+  pcall_range = sym_range((void *)(uintptr_t)lua_pcall);
+  arm(400);
+  t_armed = 1;
+  lua_host(L, code);
+  t_armed = 0;
+  n = disarm();
+  lua_close(L);
+  ck_assert_uint_ge(n, 100);
+  for (i = 0; i < n; i++) {
+    const uint64_t *f = s_frames[i];
+    uint32_t m = s_n[i], j, pc = 0, host = 0, mn = 0;
+    for (j = 1; j < m; j++) {
+      pc |= in_range(pcall_range, f[j] - 1);
+      host |= pc && f[j] == host_ra;
+      mn |= host && f[j] == main_ra;
+    }
+    if (pc && host && mn && (s_flags[i] == CAP_UW_ROOT) && in_start(f[m - 1]))
+      ok++;
+    else if (ok + 3 < i)
+      dump(what, f, m, s_flags[i]);
+  }
+  fprintf(stderr, "%s: %u ticks, %u reach main through lua_pcall (%.1f %%); "
+          "median %.0f ns per unwind\n", what, n, ok, 100.0 * ok / n,
+          median_ns(ns_own, n));
+  return 100.0 * ok / n;
+}
+
+START_TEST(lua_c_function_reaches_main)
+{
+  note_stack();
+  ck_assert_int_eq(cap_uw_init(), 0);
+  ck_assert_double_ge(lua_run("jit.off() repeat until burn()", "Lua->C"),
+                      95.0);
+  cap_uw_free();
+}
+END_TEST
+
+START_TEST(lua_interpreter_reaches_main)
+{
+  note_stack();
+  ck_assert_int_eq(cap_uw_init(), 0);
+  ck_assert_double_ge(
+      lua_run("jit.off() local x = 0 repeat for i = 1, 100000 do "
+              "x = (x + i * 7) % 1000003 end until stopped()",
+              "interpreter"),
+      95.0);
+  cap_uw_free();
+}
+END_TEST
+
+/* ---- robustness ---------------------------------------------------------- */
+
+static uint64_t rng = 0x9e3779b97f4a7c15u;
+static uint64_t rnd(void)
+{
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return rng;
+}
+
+struct text_pick {
+  uint64_t lo[64], hi[64];
+  int n;
+};
+
+static int pick_text(struct dl_phdr_info *info, size_t size, void *arg)
+{
+  struct text_pick *t = arg;
+  int i;
+  (void)size;
+  for (i = 0; i < info->dlpi_phnum && t->n < 64; i++)
+    if (info->dlpi_phdr[i].p_type == PT_LOAD &&
+        (info->dlpi_phdr[i].p_flags & PF_X)) {
+      t->lo[t->n] = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+      t->hi[t->n] = t->lo[t->n] + info->dlpi_phdr[i].p_memsz;
+      t->n++;
+    }
+  return 0;
+}
+
+/* Garbage registers and forged stacks: never a fault, never past max,
+ * never a frame count beyond what strictly climbing CFAs allow. */
+START_TEST(garbage_never_faults_or_loops)
+{
+  static uint64_t forged[4096];
+  struct text_pick t;
+  uint64_t f[64], here;
+  int it;
+  uint32_t fl, n, flagged = 0;
+  memset(&t, 0, sizeof t);
+  dl_iterate_phdr(pick_text, &t);
+  ck_assert_int_gt(t.n, 2);
+  note_stack();
+  ck_assert_int_eq(cap_uw_init(), 0);
+  here = (uint64_t)(uintptr_t)&here;
+  for (it = 0; it < 200000; it++) {
+    cap_uw_regs r;
+    int o = (int)(rnd() % (uint64_t)t.n);
+    uint64_t lo, hi, span = t.hi[o] - t.lo[o];
+    int kind = (int)(rnd() % 4);
+    if (it % 64 == 0) {
+      /* Re-forge: text addresses, pointers into the array, noise. */
+      size_t j;
+      for (j = 0; j < 4096; j++) {
+        int w = (int)(rnd() % 3);
+        int oj = (int)(rnd() % (uint64_t)t.n);
+        forged[j] = w == 0 ? t.lo[oj] + rnd() % (t.hi[oj] - t.lo[oj])
+                  : w == 1 ? (uint64_t)(uintptr_t)&forged[rnd() % 4096]
+                           : rnd();
+      }
+    }
+    r.pc = kind == 3 ? rnd() : t.lo[o] + rnd() % span;
+    r.pc_is_return = (int)(rnd() & 1);
+    if (kind == 0) {        /* the real stack, from somewhere below us */
+      lo = here - 1024;
+      hi = t_stack_hi;
+      r.sp = lo + (rnd() % (hi - lo));
+    } else {                /* the forged one */
+      lo = (uint64_t)(uintptr_t)forged;
+      hi = lo + sizeof forged;
+      r.sp = lo + rnd() % sizeof forged;
+    }
+    r.fp = rnd() & 1 ? lo + rnd() % (hi - lo) : rnd();
+    n = cap_uw_unwind(&r, lo, hi, f, 64, &fl);
+    ck_assert_uint_ge(n, 1);
+    ck_assert_uint_le(n, 64);
+    ck_assert_uint_le(n, (hi - lo) / 8 + 1);
+    ck_assert_uint_eq(f[0], r.pc);
+    ck_assert_uint_ne(fl, 0);
+    ck_assert(!(fl & CAP_UW_TRUNCATED) || n == 64);
+    flagged += (fl & (CAP_UW_BADSTACK | CAP_UW_NOINFO)) != 0;
+  }
+  /* Almost all of that garbage ends at a check, not at a root. */
+  ck_assert_uint_gt(flagged, 100000);
+  cap_uw_free();
+}
+END_TEST
+
+/* ---- against libgcc ---------------------------------------------------------- */
+
+/* Own frames equal libgcc's for the same tick, after libgcc's handler and
+ * signal-trampoline frames.  Prints ns per unwind for both. */
+static void versus_gcc(const char *what, uint32_t n)
+{
+  uint32_t i, same = 0;
+  for (i = 0; i < n; i++) {
+    uint32_t j, k;
+    /* libgcc ends with the IP 0 after _start's frame. */
+    while (g_n[i] > 0 && g_frames[i][g_n[i] - 1] == 0)
+      g_n[i]--;
+    for (k = 0; k < g_n[i] && g_frames[i][k] != s_frames[i][0]; k++)
+      ;
+    for (j = 0; k + j < g_n[i] && j < s_n[i]; j++)
+      if (g_frames[i][k + j] != s_frames[i][j])
+        break;
+    same += j == s_n[i] && k + j == g_n[i];
+    if (i == 0 && !(j == s_n[i] && k + j == g_n[i])) {
+      dump("own", s_frames[i], s_n[i], s_flags[i]);
+      dump("libgcc", g_frames[i], g_n[i], 0);
+    }
+  }
+  fprintf(stderr, "%s: %u ticks, median ns per unwind: own %.0f, libgcc "
+          "%.0f; %u identical stacks\n", what, n, median_ns(ns_own, n),
+          median_ns(ns_gcc, n), same);
+  ck_assert_uint_ge(same * 100, n * 95);
+}
+
+START_TEST(bench_versus_libgcc)
+{
+  uint32_t n;
+  gcc_bt warm = {g_frames[0], 0};
+  load_chain();
+  note_stack();
+  ck_assert_int_eq(cap_uw_init(), 0);
+  _Unwind_Backtrace(gcc_step, &warm);
+  s_bench = 1;
+  arm(300);
+  t_armed = 1;
+  uwt_a(&s_stop, NULL);
+  t_armed = 0;
+  n = disarm();
+  versus_gcc("C chain", n);
+  {
+    lua_State *L = luaL_newstate();
+    luaL_openlibs(L);
+    lua_register(L, "burn", c_burn);
+    arm(300);
+    t_armed = 1;
+    lua_host(L, "jit.off() repeat until burn()");
+    t_armed = 0;
+    n = disarm();
+    lua_close(L);
+    versus_gcc("Lua->C", n);
+  }
+  s_bench = 0;
+  cap_uw_free();
+}
+END_TEST
+
+static Suite *unwind_suite(void)
+{
+  const struct {
+    const char *name;
+    const TTest *test;
+  } tests[] = {
+    {"tables_cover_loaded_objects", tables_cover_loaded_objects},
+    {"timer_ticks_in_c_chain", timer_ticks_in_c_chain},
+    {"restart_from_return_address", restart_from_return_address},
+    {"thread_reaches_clone", thread_reaches_clone},
+    {"dlopen_after_build_is_stale_then_refreshed",
+     dlopen_after_build_is_stale_then_refreshed},
+    {"lua_c_function_reaches_main", lua_c_function_reaches_main},
+    {"lua_interpreter_reaches_main", lua_interpreter_reaches_main},
+    {"garbage_never_faults_or_loops", garbage_never_faults_or_loops},
+    {"bench_versus_libgcc", bench_versus_libgcc},
+  };
+  Suite *s = suite_create("unwind");
+  size_t i;
+  for (i = 0; i < sizeof tests / sizeof tests[0]; i++) {
+    TCase *tc = tcase_create(tests[i].name);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, tests[i].test);
+    suite_add_tcase(s, tc);
+  }
+  return s;
+}
+
+int main(int argc, char **argv)
+{
+  SRunner *sr;
+  int failed;
+  main_ra = (uint64_t)(uintptr_t)__builtin_return_address(0);
+  sr = srunner_create(unwind_suite());
+  srunner_run(sr, NULL, argc > 1 ? argv[1] : NULL, CK_NORMAL);
+  failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
