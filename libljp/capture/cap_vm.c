@@ -297,6 +297,49 @@ static uint32_t walk_frames(walk *w, uint64_t b)
   return (f == bot && !varg_fn) ? CAP_VMS_OK : CAP_VMS_REJECTED;
 }
 
+/* The lua_State that resumed the coroutine whose outermost C frame is
+ * cf, or 0.  coroutine.resume and the wrap function are fast functions
+ * that call the VM's resume entry from inside the resumer's interpreter,
+ * so the coroutine's C frame sits exactly one C frame (CFRAME_SIZE bytes:
+ * 80, or 96 in builds without unwind tables) below the resumer's, and
+ * that frame saves the resumer's lua_State.  Only a return address into
+ * the interpreter at the top of the coroutine's C frame says so (lua_resume
+ * called from C leaves the C caller's stack there, not a C frame of the
+ * VM); the resumer is then confirmed by its own cframe pointing there. */
+static uint64_t resumer_of(const walk *w, uint64_t cf)
+{
+  static const uint32_t cframe_sizes[] = {80, 96};
+  const cap_vm *vm = w->vm;
+  size_t i;
+  /* The main thread is never resumed. */
+  if (!cf || (cf & 7) != 0 || w->L == rdref(vm, vm->g + vm->off_g_mainthref))
+    return 0;
+  for (i = 0; i < sizeof cframe_sizes / sizeof cframe_sizes[0]; i++) {
+    uint64_t rcf = cf + cframe_sizes[i], ra = rd64(rcf - 8), R;
+    if (ra < vm->interp_lo || ra >= vm->interp_hi)
+      continue;
+    R = rdref(vm, rcf + vm->off_cf_L);
+    if (R == w->L || R >= (UINT64_C(1) << 47) || !is_gcobj(vm, R, GCT_THREAD))
+      continue;
+    if (rdref(vm, R + vm->off_L_glref) == vm->g &&
+        (rd64(R + vm->off_L_cframe) & ~UINT64_C(3)) == rcf)
+      return R;
+  }
+  return 0;
+}
+
+/* Points w at thread L: its stack bounds and C frame chain.  0 when they
+ * are implausible. */
+static int walk_thread(walk *w, uint64_t L)
+{
+  const cap_vm *vm = w->vm;
+  w->L = L;
+  w->stack = rdref(vm, L + vm->off_L_stack);
+  w->lim = rdref(vm, L + vm->off_L_maxstack) + 8u * STACK_EXTRA_SLOTS;
+  w->cf = rd64(L + vm->off_L_cframe) & ~UINT64_C(3);
+  return (w->stack & 7) == 0 && w->lim > w->stack;
+}
+
 /* The interrupted interpreter's BASE register, or 0 when the signal did
  * not interrupt the interpreter's own code (rdx is BASE only there) or
  * the value is not the base of a frame in L's stack. */
@@ -325,6 +368,7 @@ uint32_t cap_vm_walk(const cap_vm *vm, const void *ucontext,
   walk w;
   uint64_t g, L, base = 0;
   int32_t st;
+  int depth;
   info->vmstate = 0;
   info->status = CAP_VMS_NOLUA;
   info->L = info->cframe = info->base = 0;
@@ -338,16 +382,12 @@ uint32_t cap_vm_walk(const cap_vm *vm, const void *ucontext,
     return 0;
   info->L = L;
   w.vm = vm;
-  w.L = L;
-  w.stack = rdref(vm, L + vm->off_L_stack);
-  w.lim = rdref(vm, L + vm->off_L_maxstack) + 8u * STACK_EXTRA_SLOTS;
-  w.cf = rd64(L + vm->off_L_cframe) & ~UINT64_C(3);
   w.out = out;
   w.n = 0;
   w.max = max;
-  info->cframe = w.cf;
-  if ((w.stack & 7) != 0 || w.lim <= w.stack)
+  if (!walk_thread(&w, L))
     return 0;
+  info->cframe = w.cf;
   /* Inside a trace, only the frames below the trace's start frame are
    * written; jit_base is that frame's base (and follows a trace that
    * returns below it).  The exit handler keeps it until L->base is set. */
@@ -361,6 +401,25 @@ uint32_t cap_vm_walk(const cap_vm *vm, const void *ucontext,
     base = rd64(L + vm->off_L_base);
   info->base = base;
   info->status = walk_frames(&w, base);
+  /* A coroutine's chain ends in the C frame of its resume: continue with
+   * the thread that resumed it, if that was Lua's coroutine.resume. */
+  for (depth = 0; info->status == CAP_VMS_OK && depth < 64 && w.n > 0 &&
+                  out[w.n - 1].kind == CAP_VMF_CBOUND; depth++) {
+    cap_vm_frame f = {0};
+    uint64_t R = resumer_of(&w, out[w.n - 1].addr);
+    if (!R)
+      break;
+    f.kind = CAP_VMF_CORO;
+    f.addr = R;
+    if (!put(&w, &f) || !walk_thread(&w, R)) {
+      info->status = w.n >= max ? CAP_VMS_TRUNCATED : CAP_VMS_REJECTED;
+      break;
+    }
+    info->status = walk_frames(&w, rd64(R + vm->off_L_base));
+    /* An empty chain after a resumer is no frame to read but a bad one. */
+    if (info->status == CAP_VMS_NOLUA)
+      info->status = CAP_VMS_REJECTED;
+  }
   return w.n;
 }
 
@@ -484,6 +543,8 @@ typedef struct probe_ctx {
   int failed;
   int calls[5];           /* checks run, per scenario */
   int seen_cbound_mid;    /* a C boundary between two Lua frames */
+  int seen_coro;          /* the coroutine's walk reached its resumer */
+  lua_State *L;           /* the probing thread */
   uint64_t ra;            /* return address of a C call into the VM */
 } probe_ctx;
 
@@ -602,17 +663,16 @@ static int funcinfo_ffid(lua_State *L, int idx)
 {
   int top = lua_gettop(L), r = -1;
   idx = idx < 0 ? top + idx + 1 : idx;
-  lua_getfield(L, LUA_REGISTRYINDEX, "_LOADED");
-  if (lua_istable(L, -1)) {
-    lua_getfield(L, -1, "jit.util");
-    if (lua_istable(L, -1)) {
-      lua_getfield(L, -1, "funcinfo");
-      lua_pushvalue(L, idx);
-      if (lua_pcall(L, 1, 1, 0) == 0 && lua_istable(L, -1)) {
-        lua_getfield(L, -1, "ffid");
-        if (lua_isnumber(L, -1))
-          r = (int)lua_tointeger(L, -1);
-      }
+  /* jit.util is preloaded, not loaded: require it. */
+  lua_getglobal(L, "require");
+  lua_pushliteral(L, "jit.util");
+  if (lua_isfunction(L, -2) && lua_pcall(L, 1, 1, 0) == 0 && lua_istable(L, -1)) {
+    lua_getfield(L, -1, "funcinfo");
+    lua_pushvalue(L, idx);
+    if (lua_pcall(L, 1, 1, 0) == 0 && lua_istable(L, -1)) {
+      lua_getfield(L, -1, "ffid");
+      if (lua_isnumber(L, -1))
+        r = (int)lua_tointeger(L, -1);
     }
   }
   lua_settop(L, top);
@@ -654,6 +714,32 @@ static int compare_frame(lua_State *L, probe_ctx *c, const cap_vm_frame *fr,
   return 0;
 }
 
+/* The frames after a coroutine boundary in the probe's coroutine: the
+ * probe's own thread, inside coroutine.resume, called by the probe chunk,
+ * called by lua_pcall. */
+static int check_resumer(lua_State *L, probe_ctx *c, const cap_vm_frame *fr,
+                         uint32_t n, char *msg, size_t len)
+{
+  size_t sl;
+  const char *s;
+  int ffid;
+  if (fr[0].addr != (uint64_t)(uintptr_t)c->L)
+    return snprintf(msg, len, "not the probing lua_State"), -1;
+  lua_getglobal(L, "coroutine");
+  lua_getfield(L, -1, "resume");
+  ffid = funcinfo_ffid(L, -1);
+  lua_pop(L, 2);
+  if (n != 4 || fr[1].kind != CAP_VMF_FFUNC || (ffid >= 0 && fr[1].ffid != ffid))
+    return snprintf(msg, len, "coroutine.resume is not the next frame"), -1;
+  s = cap_vm_str(c->vm, fr[2].chunk, 64, &sl);
+  if (fr[2].kind != CAP_VMF_LUA || fr[2].firstline != 0 || !s ||
+      sl != strlen("=ljp_vm_probe") || memcmp(s, "=ljp_vm_probe", sl) != 0)
+    return snprintf(msg, len, "the probe chunk does not call coroutine.resume"), -1;
+  if (fr[3].kind != CAP_VMF_CBOUND)
+    return snprintf(msg, len, "no C frame below the probe chunk"), -1;
+  return 0;
+}
+
 /* check(k): walks the stack from inside a C function called by Lua and
  * compares it with lua_getstack, level by level. */
 static int probe_check(lua_State *L)
@@ -686,6 +772,15 @@ static int probe_check(lua_State *L)
     return 0;
   }
   for (i = 0; i < n; i++) {
+    if (fr[i].kind == CAP_VMF_CORO) {
+      if (k != 4 || check_resumer(L, c, fr + i, n - i, msg, sizeof msg) != 0) {
+        PROBE_FAIL(c, "walk (%s), resumer: %s", scenario[k],
+                   k != 4 ? "a coroutine boundary outside a coroutine" : msg);
+        return 0;
+      }
+      c->seen_coro = 1;
+      break;
+    }
     if (fr[i].kind == CAP_VMF_CBOUND) {
       if (i + 1 < n && fr[i + 1].kind != CAP_VMF_CBOUND)
         c->seen_cbound_mid = 1;
@@ -748,6 +843,7 @@ int cap_vm_probe(lua_State *L, cap_vm *vm, char *err, size_t errlen)
   memset(vm, 0, sizeof *vm);
   memset(&c, 0, sizeof c);
   c.vm = vm;
+  c.L = L;
   c.err = err;
   c.errlen = errlen;
   if (errlen)
@@ -793,6 +889,8 @@ int cap_vm_probe(lua_State *L, cap_vm *vm, char *err, size_t errlen)
       PROBE_FAIL(&c, "walk (%s) never ran", scenario[i]);
   if (!c.failed && !c.seen_cbound_mid)
     PROBE_FAIL(&c, "no C boundary seen between Lua frames");
+  if (!c.failed && !c.seen_coro && vm->interp_hi)
+    PROBE_FAIL(&c, "the coroutine's walk did not reach its resumer");
   if (c.failed) {
     memset(vm, 0, sizeof *vm);
     return -1;

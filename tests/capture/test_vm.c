@@ -461,9 +461,14 @@ START_TEST(coroutine_frames_are_its_own)
 {
   lua_State *L = new_state();
   tally t = {0};
-  const want w[] = {{CAP_VMF_LUA, 2}, {CAP_VMF_LUA, 3}, {CAP_VMF_CBOUND, 0}};
   int i;
+  want w[] = {
+    {CAP_VMF_LUA, 2}, {CAP_VMF_LUA, 3}, {CAP_VMF_CBOUND, 0},
+    {CAP_VMF_CORO, 0}, {CAP_VMF_FFUNC, 0}, {CAP_VMF_LUA, 0},
+    {CAP_VMF_CBOUND, 0}
+  };
   run(L, "jit.off()", "=off");
+  w[4].v = (uint64_t)lua_int(L, "return require('jit.util').funcinfo(coroutine.resume).ffid");
   sample_run(L, co_lua, "@co.lua", 0.6);
   count_bad(&t);
   for (i = 0; i < nsamp; i++) {
@@ -471,9 +476,52 @@ START_TEST(coroutine_frames_are_its_own)
     if (s->info.vmstate != CAP_VMST_INTERP || s->info.L == (uint64_t)(uintptr_t)L)
       continue;
     t.selected++;
-    t.match += chain_is(s, w, 3, "@co.lua");
+    /* The coroutine's frames, then its resumer: this thread. */
+    t.match += chain_is(s, w, 7, "@co.lua") && s->fr[3].addr == (uint64_t)(uintptr_t)L;
   }
   assert_share("coroutine", &t, 100);
+  lua_close(L);
+}
+END_TEST
+
+/* cresume(f, n): runs f(n) in a new coroutine through the C API. */
+static int cresume(lua_State *L)
+{
+  lua_State *co = lua_newthread(L);
+  lua_pushvalue(L, 1);
+  lua_pushvalue(L, 2);
+  lua_xmove(L, co, 2);
+  if (lua_resume(co, 1) != 0)
+    return luaL_error(L, "resume failed");
+  return 0;
+}
+
+static const char cres_lua[] =
+  "local budget = ...\n"
+  "local function coburn(n) local x = 0 for i = 1, n do x = x + i % 7 end return x end\n"
+  "local function cobody(n) local r = coburn(n) return r end\n"
+  "local t0 = os.clock()\n"
+  "repeat cresume(cobody, 1000000) until os.clock() - t0 > budget\n";
+
+START_TEST(c_api_resume_ends_at_the_coroutine)
+{
+  lua_State *L = new_state();
+  tally t = {0};
+  const want w[] = {{CAP_VMF_LUA, 2}, {CAP_VMF_LUA, 3}, {CAP_VMF_CBOUND, 0}};
+  int i;
+  lua_register(L, "cresume", cresume);
+  run(L, "jit.off()", "=off");
+  sample_run(L, cres_lua, "@cres.lua", 0.4);
+  count_bad(&t);
+  for (i = 0; i < nsamp; i++) {
+    const sample *s = &samples[i];
+    if (s->info.vmstate != CAP_VMST_INTERP || s->info.L == (uint64_t)(uintptr_t)L)
+      continue;
+    t.selected++;
+    /* No resumer is claimed: C code resumed the coroutine. */
+    t.match += chain_is(s, w, 3, "@cres.lua");
+  }
+  assert_share("C-API resume", &t, 50);
   lua_close(L);
 }
 END_TEST
@@ -492,6 +540,7 @@ static Suite *vm_suite(void)
     {"c_function_innermost_in_c_state", c_function_innermost_in_c_state},
     {"sort_comparator_under_its_builtin", sort_comparator_under_its_builtin},
     {"coroutine_frames_are_its_own", coroutine_frames_are_its_own},
+    {"c_api_resume_ends_at_the_coroutine", c_api_resume_ends_at_the_coroutine},
   };
   Suite *s = suite_create("capture_vm");
   size_t i;
