@@ -34,10 +34,10 @@ static const char *const stmt_sql[ST__COUNT] = {
   "INSERT INTO symbols VALUES (?,?,?,?,?,?,?)",
   "INSERT INTO call_paths VALUES (?,?,?,?,?,?)",
   "INSERT INTO traces VALUES (?,?,?,?,?,?,?,?,?,?)",
-  "INSERT INTO samples (profile_id, seq, vmstate, call_path_id, trace_id, weight) VALUES (?,?,?,?,?,1)",
+  "INSERT INTO samples (profile_id, seq, vmstate, call_path_id, trace_id, weight, time_ns, coro, flags) VALUES (?,?,?,?,?,1,?,?,?)",
   "INSERT INTO sites VALUES (?,?,?,?,?,?,?,?,?)",
   "INSERT INTO allocations VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-  "INSERT INTO profiles VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+  "INSERT INTO profiles VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
   "SELECT id, label FROM profiles WHERE sha256 = ?",
   "SELECT coalesce(max(id), 0) + 1 FROM profiles",
 };
@@ -400,6 +400,17 @@ static int insert_sample(importer *im, const ljp_sample *s, uint64_t seq,
   sqlite3_bind_int(st, 3, s->vmstate);
   sqlite3_bind_int64(st, 4, path);
   sqlite3_bind_int64(st, 5, trace);
+  /* Only x1 streams know when and in which coroutine (bindings persist
+   * across executions, so the NULLs are bound every time too). */
+  if (s->has_time) {
+    bind_u64(st, 6, s->time_ns);
+    bind_u64(st, 7, s->coro);
+    sqlite3_bind_int64(st, 8, (sqlite3_int64)s->flags);
+  } else {
+    sqlite3_bind_null(st, 6);
+    sqlite3_bind_null(st, 7);
+    sqlite3_bind_null(st, 8);
+  }
   if (step_done(im, st, "insert sample")) return -1;
   im->stats.samples++;
   return 0;
@@ -476,39 +487,65 @@ static int add_sample(importer *im, const ljp_sample *s, uint64_t seq,
   return insert_sample(im, s, seq, path, trace);
 }
 
+/* The bytes of an x1 sample record that decide its call path and trace:
+ * all but the header, dt-ns, coro and flags (FORMATS.md 5.5).  The time
+ * changes with every sample, so a memo keyed on the whole record would
+ * never hit.  Returns the offset of those bytes, or 0 when not x1. */
+static size_t x1_stack_bytes(const ljp_event *ev) {
+  if (!ev->u.sample.has_time) return 0;
+  size_t off = 1;
+  for (int i = 0; i < 3; i++) {
+    uint64_t v;
+    int n = ljp_uleb_decode(ev->raw + off, ev->raw_len - off, &v);
+    if (n <= 0) return 0;
+    off += (size_t)n;
+  }
+  return off < ev->raw_len ? off : 0;
+}
+
 static int add_sample_memo(importer *im, const ljp_event *ev, uint64_t seq) {
   const ljp_sample *s = &ev->u.sample;
   int64_t path, trace;
   if (!im->memo && !(im->memo = calloc(MEMO_SLOTS, sizeof *im->memo)))
     return msgf(im, "out of memory"), -1;
-  uint64_t h = 0xcbf29ce484222325ULL ^ ev->raw_len;
+  const uint8_t *key = ev->raw;
+  size_t klen = ev->raw_len;
+  uint64_t epoch = ljp_reader_symbol_epoch(im->r);
+  size_t skip = x1_stack_bytes(ev);
+  if (skip) {
+    /* The header left the key: the vmstate (it may name the path) joins
+     * the epoch instead. */
+    key += skip;
+    klen -= skip;
+    epoch = (epoch << 4) | (uint64_t)(s->vmstate & 0xf);
+  }
+  uint64_t h = 0xcbf29ce484222325ULL ^ klen;
   size_t i = 0;
-  for (; i + 8 <= ev->raw_len; i += 8) { /* a word at a time */
+  for (; i + 8 <= klen; i += 8) { /* a word at a time */
     uint64_t w;
-    memcpy(&w, ev->raw + i, 8);
+    memcpy(&w, key + i, 8);
     h = (h ^ w) * 0x100000001b3ULL;
     h ^= h >> 29;
   }
-  for (; i < ev->raw_len; i++)
-    h = (h ^ ev->raw[i]) * 0x100000001b3ULL;
-  uint64_t epoch = ljp_reader_symbol_epoch(im->r);
+  for (; i < klen; i++)
+    h = (h ^ key[i]) * 0x100000001b3ULL;
   struct sample_memo *m = &im->memo[h & (MEMO_SLOTS - 1)];
   if (m->raw && m->hash == h && m->epoch == epoch && m->file == im->memo_file &&
-      m->len == ev->raw_len && memcmp(m->raw, ev->raw, ev->raw_len) == 0)
+      m->len == klen && memcmp(m->raw, key, klen) == 0)
     return insert_sample(im, s, seq, m->path, m->trace);
   if (add_sample(im, s, seq, &path, &trace)) return -1;
-  if (m->cap < ev->raw_len) {
+  if (m->cap < klen) {
     /* Imported all the same, just not memoised: over the budget (deep
      * stacks make long records) or out of memory. */
-    if (im->memo_bytes - m->cap + ev->raw_len > MEMO_BUDGET) return 0;
-    uint8_t *nr = realloc(m->raw, ev->raw_len);
+    if (im->memo_bytes - m->cap + klen > MEMO_BUDGET) return 0;
+    uint8_t *nr = realloc(m->raw, klen);
     if (!nr) return 0;
-    im->memo_bytes = im->memo_bytes - m->cap + ev->raw_len;
+    im->memo_bytes = im->memo_bytes - m->cap + klen;
     m->raw = nr;
-    m->cap = ev->raw_len;
+    m->cap = klen;
   }
-  if (ev->raw_len) memcpy(m->raw, ev->raw, ev->raw_len);
-  m->len = ev->raw_len;
+  if (klen) memcpy(m->raw, key, klen);
+  m->len = klen;
   m->hash = h;
   m->epoch = epoch;
   m->file = im->memo_file;
@@ -913,6 +950,22 @@ static int insert_profile(importer *im, const char *path, const char *label,
   bind_u64(st, 20, in->size);
   sqlite3_bind_text(st, 21, in->sha, -1, SQLITE_STATIC);
   sqlite3_bind_text(st, 22, when, -1, SQLITE_TRANSIENT);
+  if (kind == LJP_KIND_SYSPROF &&
+      ljp_reader_event_version(im->r) == LJP_LJP_VERSION_X1) {
+    /* NULL where the stream says "unknown", as for older versions. */
+    if (ljp_reader_interval_ns(im->r))
+      bind_u64(st, 23, ljp_reader_interval_ns(im->r));
+    else
+      sqlite3_bind_null(st, 23);
+    if (ljp_reader_timer(im->r) != LJP_TIMER_UNKNOWN)
+      sqlite3_bind_text(st, 24, ljp_timer_name(ljp_reader_timer(im->r)), -1,
+                        SQLITE_STATIC);
+    else
+      sqlite3_bind_null(st, 24);
+  } else {
+    sqlite3_bind_null(st, 23);
+    sqlite3_bind_null(st, 24);
+  }
   int rc = step_done(im, st, "insert profile");
   sqlite3_clear_bindings(st);
   return rc;

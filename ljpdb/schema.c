@@ -38,7 +38,9 @@ const char *const ljpdb_schema_tables[] = {
   "  max_host_depth INTEGER NOT NULL,\n"
   "  size INTEGER NOT NULL,\n"
   "  sha256 TEXT NOT NULL UNIQUE,\n"
-  "  imported_at TEXT NOT NULL\n"
+  "  imported_at TEXT NOT NULL,\n"
+  "  interval_ns INTEGER,\n"
+  "  timer TEXT\n"
   ");\n",
   "CREATE TABLE vmstates (id INTEGER PRIMARY KEY, name TEXT NOT NULL);\n",
   "INSERT INTO vmstates VALUES (0,'INTERP'),(1,'LFUNC'),(2,'FFUNC'),"
@@ -88,7 +90,10 @@ const char *const ljpdb_schema_tables[] = {
   "  vmstate INTEGER NOT NULL,\n"
   "  call_path_id INTEGER NOT NULL,\n"
   "  trace_id INTEGER NOT NULL,\n"
-  "  weight INTEGER NOT NULL\n"
+  "  weight INTEGER NOT NULL,\n"
+  "  time_ns INTEGER,\n"
+  "  coro INTEGER,\n"
+  "  flags INTEGER\n"
   ");\n",
   "CREATE TABLE sites (\n"
   "  id INTEGER PRIMARY KEY,\n"
@@ -153,7 +158,7 @@ const char *const ljpdb_schema_views[] = {
   /* One row per sample, with names. */
   "CREATE VIEW samples_view AS\n"
   "SELECT s.id, s.profile_id, s.seq, v.name AS vmstate, st.stack,\n"
-  "       t.traceno, s.weight\n"
+  "       t.traceno, s.weight, s.time_ns, s.coro, s.flags\n"
   "FROM samples s JOIN vmstates v ON v.id = s.vmstate\n"
   "  JOIN call_path_stacks st ON st.id = s.call_path_id\n"
   "  JOIN traces t ON t.id = s.trace_id;\n",

@@ -1,0 +1,148 @@
+/*
+ * test_db_x1.c — an ljp x1 profile in ljpdb: the profile row carries the
+ * version, interval and timer; every sample its time, coroutine and flags
+ * (NULL for older versions); the folded view equals ljpfold's golden output
+ * of the same file; samples that differ only in time share their call path.
+ */
+#include "helpers.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *x1_bin(void) {
+  static char p[4096];
+  snprintf(p, sizeof p, "%s/x1/x1_rich.bin", LJP_TESTDATA);
+  return p;
+}
+
+static sqlite3 *import_both(int64_t ids[2]) {
+  const char *files[2];
+  import_result res[2];
+  sqlite3 *db;
+  char err[512];
+  const char *path = tmp_file("x1.db");
+  files[0] = x1_bin();
+  files[1] = capture("sp_c_fib_jitoff_1ms.bin");
+  remove(path);
+  ck_assert_int_eq(import_files(path, files, 2, res, ids, NULL, 0), 0);
+  ck_assert_int_eq(res[0], IMPORT_OK);
+  ck_assert_int_eq(res[1], IMPORT_OK);
+  ck_assert_msg(db_open(path, DB_READ, &db, err, sizeof err) == 0, "%s", err);
+  return db;
+}
+
+START_TEST(profile_row) {
+  int64_t ids[2];
+  sqlite3 *db = import_both(ids);
+  long long x = (long long)ids[0], old = (long long)ids[1];
+  ck_assert_int_eq(q_int(db, "SELECT stream_version FROM profiles WHERE id = "
+                             "%lld", x), 0x81);
+  ck_assert_int_eq(q_int(db, "SELECT interval_ns FROM profiles WHERE id = "
+                             "%lld", x), 1000000);
+  char *t = q_text(db, "SELECT timer FROM profiles WHERE id = %lld", x);
+  ck_assert_str_eq(t, "process-cpu");
+  free(t);
+  ck_assert_int_eq(q_int(db, "SELECT samples FROM profiles WHERE id = %lld",
+                         x), 15);
+  ck_assert_int_eq(q_int(db, "SELECT count(*) FROM profiles WHERE id = %lld "
+                             "AND interval_ns IS NULL AND timer IS NULL", old),
+                   1);
+  sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(sample_rows) {
+  int64_t ids[2];
+  sqlite3 *db = import_both(ids);
+  long long x = (long long)ids[0], old = (long long)ids[1];
+  ck_assert_int_eq(q_int(db, "SELECT count(*) FROM samples WHERE profile_id = "
+                             "%lld AND time_ns IS NOT NULL AND coro IS NOT "
+                             "NULL AND flags IS NOT NULL", x), 15);
+  ck_assert_int_eq(q_int(db, "SELECT time_ns FROM samples WHERE profile_id = "
+                             "%lld ORDER BY seq LIMIT 1", x), 1000000);
+  ck_assert_int_eq(q_int(db, "SELECT max(time_ns) FROM samples WHERE "
+                             "profile_id = %lld", x), 15151495);
+  /* times grow with seq */
+  ck_assert_int_eq(q_int(db, "SELECT count(*) FROM samples a JOIN samples b "
+                             "ON b.profile_id = a.profile_id AND b.seq = "
+                             "a.seq + 1 WHERE a.profile_id = %lld AND "
+                             "b.time_ns <= a.time_ns", x), 0);
+  ck_assert_int_eq(q_int(db, "SELECT count(*) FROM samples WHERE profile_id = "
+                             "%lld AND coro = 2", x), 2);
+  ck_assert_int_eq(q_int(db, "SELECT count(*) FROM samples WHERE profile_id = "
+                             "%lld AND coro = 0", x), 1);
+  ck_assert_int_eq(q_int(db, "SELECT count(*) FROM samples WHERE profile_id = "
+                             "%lld AND flags & 1", x), 1);
+  ck_assert_int_eq(q_int(db, "SELECT count(*) FROM samples WHERE profile_id = "
+                             "%lld AND flags & 2", x), 1);
+  /* the seven trace samples' traces: 4 of trace 1, 2 of trace 2 */
+  ck_assert_int_eq(q_int(db, "SELECT count(*) FROM samples_view WHERE "
+                             "profile_id = %lld AND traceno = 1", x), 4);
+  ck_assert_int_eq(q_int(db, "SELECT count(*) FROM samples_view WHERE "
+                             "profile_id = %lld AND traceno = 2 AND coro = 2",
+                         x), 2);
+  /* the three LFUNC samples that differ only in time share a call path */
+  ck_assert_int_eq(q_int(db, "SELECT count(DISTINCT call_path_id) FROM samples "
+                             "WHERE profile_id = %lld AND seq <= 3", x), 1);
+  /* older versions: no time, no coroutine, no flags */
+  ck_assert_int_eq(q_int(db, "SELECT count(*) FROM samples WHERE profile_id = "
+                             "%lld AND (time_ns IS NOT NULL OR coro IS NOT "
+                             "NULL OR flags IS NOT NULL)", old), 0);
+  sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(folded_view_equals_ljpfold) {
+  int64_t ids[2];
+  sqlite3 *db = import_both(ids);
+  char path[4096];
+  size_t len = 0, cap = 4096;
+  char *want, *got = malloc(cap);
+  sqlite3_stmt *st;
+  snprintf(path, sizeof path, "%s/x1/x1_rich.folded", LJP_TESTDATA);
+  FILE *f = fopen(path, "rb");
+  ck_assert_ptr_nonnull(f);
+  want = calloc(1, 8192);
+  ck_assert_uint_gt(fread(want, 1, 8191, f), 0);
+  fclose(f);
+  ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT stack || ' ' || weight FROM "
+                                          "folded WHERE profile_id = ? ORDER "
+                                          "BY stack", -1, &st, NULL),
+                   SQLITE_OK);
+  sqlite3_bind_int64(st, 1, ids[0]);
+  got[0] = '\0';
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    const char *line = (const char *)sqlite3_column_text(st, 0);
+    size_t n = strlen(line);
+    ck_assert_uint_lt(len + n + 2, cap);
+    memcpy(got + len, line, n);
+    len += n;
+    got[len++] = '\n';
+    got[len] = '\0';
+  }
+  sqlite3_finalize(st);
+  ck_assert_str_eq(got, want);
+  free(got);
+  free(want);
+  sqlite3_close(db);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("ljpdb x1");
+  TCase *tc = tcase_create("x1");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, profile_row);
+  tcase_add_test(tc, sample_rows);
+  tcase_add_test(tc, folded_view_equals_ljpfold);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_set_fork_status(sr, CK_NOFORK);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  tmp_cleanup();
+  return failed ? 1 : 0;
+}
