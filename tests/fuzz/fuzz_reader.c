@@ -10,7 +10,9 @@
  *     "offset N:" where N is ljp_reader_error_offset() and lies in the input;
  *   - ljp_sample_stack reports the same count whatever the capacity;
  *   - ljp_frame_name follows snprintf semantics;
- *   - ljp_uleb_decode agrees with ljp_uleb_encode.
+ *   - ljp_uleb_decode agrees with ljp_uleb_encode;
+ *   - samples carry a time exactly in ljp x1 streams, and x1 times never
+ *     go back; the reader's clock is the last sample's time.
  */
 #include "fuzz.h"
 
@@ -71,7 +73,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   FUZZ_CHECK(ljp_reader_open_memory(r, data, size) == LJP_OK);
   const ljp_event *ev;
   ljp_status st;
-  uint64_t last = 0;
+  uint64_t last = 0, last_time = 0;
   while ((st = ljp_reader_next(r, &ev)) == LJP_OK) {
     FUZZ_CHECK(ev != NULL);
     FUZZ_CHECK(ev->offset >= last && ev->offset < size);
@@ -82,6 +84,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     switch (ev->type) {
     case LJP_EV_SAMPLE:
       check_sample(&ev->u.sample, flavor);
+      FUZZ_CHECK(ev->u.sample.has_time ==
+                 (ljp_reader_event_version(r) == LJP_LJP_VERSION_X1));
+      if (ev->u.sample.has_time) {
+        FUZZ_CHECK(ev->u.sample.time_ns >= last_time);
+        last_time = ev->u.sample.time_ns;
+        FUZZ_CHECK(ljp_reader_time_ns(r) == last_time);
+      }
       break;
     case LJP_EV_MEMORY:
       if (ev->u.mem.loc.kind != LJP_FRAME_NONE)

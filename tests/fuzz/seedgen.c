@@ -313,6 +313,60 @@ static void fixture(unsigned ljs, int layout, ljp_kind kind, unsigned ev,
   ljp_writer_free(w);
 }
 
+/* ljp x1: every vmstate with both stacks, trace samples with callers,
+ * flags and coroutines, symbol events in between, multi-byte times. */
+static void fixture_x1(void) {
+  ljp_writer *w = ljp_writer_new(NULL, NULL, 0);
+  ljp_frame lua[3];
+  uint64_t host[4] = {0x401050, 0x401020, 0x400010, 0x400004};
+  memset(lua, 0, sizeof(lua));
+  lua[0].kind = LJP_FRAME_LUA;
+  lua[0].value = 0x1000;
+  lua[0].line = 1;
+  lua[1].kind = LJP_FRAME_FFUNC;
+  lua[1].value = 20;
+  lua[2].kind = LJP_FRAME_CFUNC;
+  lua[2].value = 0x401000;
+  ljp_write_symtab_begin(w, 3, 0);
+  ljp_write_symtab_lfunc(w, 0x1000, "@a.lua", 6, 1);
+  ljp_write_symtab_cfunc(w, 0x400000, "main", 4);
+  ljp_write_symtab_cfunc(w, 0x401000, "lua_pcall", 9);
+  ljp_write_symtab_trace(w, 1, 0, 0x1000, 3);
+  ljp_write_symtab_end(w);
+  ljp_write_stream_begin_x1(w, LJP_FLAVOR_LUAJIT, LJP_TIMER_WALL, 1000000);
+  for (int vm = 0; vm <= LJP_VMST_TRACE; vm++) {
+    ljp_sample_x1 s;
+    memset(&s, 0, sizeof(s));
+    s.vmstate = vm;
+    s.dt_ns = vm % 3 ? 999000u + (unsigned)vm : (uint64_t)1 << 33;
+    s.coro = (uint64_t)(vm % 3);
+    s.flags = (uint32_t)(vm % 4);
+    s.traceno = 1;
+    s.trace_proto = 0x1000;
+    s.trace_line = 1;
+    s.lua = lua;
+    s.nlua = (size_t)(vm % 4);
+    s.host = host;
+    s.nhost = (size_t)(vm % 5);
+    ljp_write_sample_x1(w, &s);
+    if (vm == 4) {
+      ljp_write_event_lfunc(w, 0x1100, "@c.lua", 6, 4);
+      ljp_write_event_cfunc(w, 0x403000, "lua_cpcall", 10);
+      ljp_write_event_trace(w, 2, 0x1100, 5);
+    }
+  }
+  ljp_write_stream_end(w);
+  if (ljp_writer_status(w) != LJP_OK) {
+    fprintf(stderr, "fixture x1: writer failed\n");
+    exit(1);
+  }
+  size_t n;
+  const uint8_t *p = ljp_writer_data(w, &n);
+  put_profile("enc-ljs3_-ljpx1", p, n);
+  put_profile("enc-ljs3_-ljpx1-cut", p, n * 2 / 3);
+  ljp_writer_free(w);
+}
+
 static void seed_fixtures(void) {
   fixture(1, 0, LJP_KIND_MEMPROF, 1, 0);
   fixture(2, 'a', LJP_KIND_MEMPROF, 2, 1);
@@ -322,6 +376,7 @@ static void seed_fixtures(void) {
   fixture(2, 'b', LJP_KIND_SYSPROF, 1, 0);
   fixture(3, 0, LJP_KIND_SYSPROF, 1, 0);
   fixture(3, 0, LJP_KIND_SYSPROF, 2, 0);
+  fixture_x1();
 }
 
 /* ---- folded text ---- */
