@@ -14,6 +14,12 @@
  * first in that order: the result does not depend on hash order.  Builtins
  * (fast functions, named by ffid) and Lua functions are left out.
  *
+ * Which name wins when the object's symbols name the function too
+ * (cap_cnames_over_elf): by default the ELF name stays, and the Lua path
+ * names what has none (a static function of a stripped module: cjson.so's
+ * json_encode shows as "cjson.encode", not "cjson.so+0x4f20").  With the
+ * switch on, the Lua path replaces ELF names as well.
+ *
  * The map is replaced by each scan, on the VM thread where Lua may run
  * (start, cap_names_refresh); lookups happen at the safe point.
  */
@@ -34,6 +40,7 @@ static size_t nnames;
 static cap_map missed;      /* addresses already reported missing */
 static int miss_pending;
 static uint64_t last_scan_ns;
+static int over_elf = CAP_CNAMES_OVER_ELF;
 
 /* Returns a flat array {f1, "path1", f2, "path2", ...}: every function
  * found, each once, with its preferred path. */
@@ -202,6 +209,16 @@ const char *cap_cnames_get(uint64_t addr)
 {
   uint64_t *v = cap_map_get(&by_addr, addr);
   return v ? names[*v - 1] : NULL;
+}
+
+int cap_cnames_over_elf(void)
+{
+  return over_elf;
+}
+
+void cap_cnames_set_over_elf(int on)
+{
+  over_elf = on != 0;
 }
 
 void cap_cnames_miss(uint64_t addr)

@@ -48,6 +48,12 @@ CAP_HIDDEN uint32_t cap_crc32(uint32_t crc, const uint8_t *p, size_t n);
 CAP_HIDDEN int cap_cnames_scan(lua_State *L);
 /* The Lua-visible name of the C function at addr, or NULL. */
 CAP_HIDDEN const char *cap_cnames_get(uint64_t addr);
+/* Whether the Lua-visible name also replaces a name the object's symbols
+ * give (default CAP_CNAMES_OVER_ELF); otherwise it names only functions
+ * that have none.  Either way cap_symbols_lookup gives the ELF name. */
+#define CAP_CNAMES_OVER_ELF 0
+CAP_HIDDEN int cap_cnames_over_elf(void);
+CAP_HIDDEN void cap_cnames_set_over_elf(int on);
 /* Notes that a C function at addr had no name (safe point: no Lua).  A
  * later cap_names_refresh rescans. */
 CAP_HIDDEN void cap_cnames_miss(uint64_t addr);

@@ -17,9 +17,10 @@
  *
  * Two kinds of addresses get other names when their events are written
  * (cap_symbols_emit): a C function that Lua code reaches through a table
- * is named by that path, "cjson.encode" (cap_cnames.c; cap_symbols_lookup
- * keeps giving the ELF name), and JIT machine code of a known trace is
- * named as the trace (cap_tracenames.c).
+ * and that has no ELF name (or any, see cap_cnames_over_elf) is named by
+ * that path, "cjson.encode" (cap_cnames.c; cap_symbols_lookup keeps giving
+ * the ELF name), and JIT machine code of a known trace is named as the
+ * trace (cap_tracenames.c).
  *
  * Runs on the VM thread only (start and safe points), never in the handler.
  */
@@ -527,9 +528,10 @@ static int maybe_cfunc(uint64_t q, const cap_sym *s)
   return cap_S.lj_is_main || q < cap_S.lj_lo || q >= cap_S.lj_hi;
 }
 
-/* The emitted map: 1 = written under its ELF or fallback name, 2 = under
- * its Lua-visible name (cap_cnames.c).  An address written as 1 is written
- * again once a rescan finds a Lua name for it: later events win. */
+/* The emitted map: 1 = written under a fallback name, 2 = under its
+ * Lua-visible name (cap_cnames.c), 3 = under its ELF name.  An address
+ * written as 1 (or 3, when Lua names replace ELF names) is written again
+ * once a rescan finds a Lua name for it: later events win. */
 ljp_status cap_symbols_emit(ljp_writer *w, uint64_t addr, int is_return)
 {
   cap_sym s;
@@ -544,20 +546,21 @@ ljp_status cap_symbols_emit(ljp_writer *w, uint64_t addr, int is_return)
   if (cap_tracenames_emit(w, q, &st))
     return st;
   v = cap_map_get(&emitted, addr);
-  if (v && (*v == 2 || !cap_cnames_get(addr)))
+  if (v && (*v == 2 || !cap_cnames_get(addr) ||
+            (*v == 3 && !cap_cnames_over_elf())))
     return LJP_OK;
   cap_symbols_lookup(q, &s);
   if (s.name) {
-    lname = cap_cnames_get(s.start);
+    lname = cap_cnames_over_elf() ? cap_cnames_get(s.start) : NULL;
     if (s.start != addr) {
-      cap_map_put(&emitted, addr, 1);
+      cap_map_put(&emitted, addr, 3);
       v = cap_map_get(&emitted, s.start);
       if (v && (*v == 2 || !lname))
         return LJP_OK;
     }
-    if (!lname && !is_return && maybe_cfunc(q, &s))
+    if (!lname && !is_return && cap_cnames_over_elf() && maybe_cfunc(q, &s))
       cap_cnames_miss(q);
-    cap_map_put(&emitted, s.start, lname ? 2 : 1);
+    cap_map_put(&emitted, s.start, lname ? 2 : 3);
     if (lname)
       return ljp_write_event_cfunc(w, s.start, lname, strlen(lname));
     return ljp_write_event_cfunc(w, s.start, s.name, strlen(s.name));

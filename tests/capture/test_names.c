@@ -75,6 +75,19 @@ static ljp_reader *stream_read(ljp_writer *w, uint8_t **copy)
   return r;
 }
 
+/* Mid-stream symbol events in a stream. */
+static size_t count_symbol_events(const uint8_t *buf, size_t len)
+{
+  ljp_reader *r = ljp_reader_new();
+  const ljp_event *ev;
+  size_t n = 0;
+  ck_assert_int_eq(ljp_reader_open_memory(r, buf, len), LJP_OK);
+  while (ljp_reader_next(r, &ev) == LJP_OK)
+    n += ev->type == LJP_EV_SYMBOL && !ev->u.symbol.initial;
+  ljp_reader_free(r);
+  return n;
+}
+
 /* The name the reader gives addr ("" when none). */
 static const char *name_at(const ljp_reader *r, uint64_t addr)
 {
@@ -83,7 +96,8 @@ static const char *name_at(const ljp_reader *r, uint64_t addr)
 }
 
 /* Resolves one host address as a profile does: emitted as a return address
- * (is_return) or a function entry, then looked up by floor. */
+ * (is_return) or as the interrupted PC / a function, then looked up by
+ * floor. */
 static char *resolve(uint64_t addr, int is_return)
 {
   ljp_writer *w = stream_new();
@@ -92,7 +106,8 @@ static char *resolve(uint64_t addr, int is_return)
   char *name;
   ck_assert_int_eq(cap_symbols_emit(w, addr, is_return), LJP_OK);
   r = stream_read(w, &copy);
-  name = strdup(name_at(r, is_return ? addr - 1 : addr));
+  /* Readers look host addresses up as they are (no - 1). */
+  name = strdup(name_at(r, addr));
   ljp_reader_free(r);
   free(copy);
   return name;
@@ -504,6 +519,7 @@ START_TEST(cfunc_symbol_events_carry_the_lua_name)
   ljp_writer *w;
   ljp_reader *r;
   uint8_t *copy;
+  cap_cnames_set_over_elf(1);
   ck_assert_int_eq(cap_symbols_init(), 0);
   ck_assert_int_eq(cap_ids_init(L), 0);
   /* The ELF name stays what lookups give. */
@@ -528,6 +544,56 @@ START_TEST(cfunc_symbol_events_carry_the_lua_name)
 }
 END_TEST
 
+/* By default ELF names stay, and the Lua path names the functions that
+ * have none: here a static function of a stripped object. */
+START_TEST(lua_names_fill_in_for_stripped_functions)
+{
+  lua_State *L = host_state();
+  void *h = open_lib(NAMES_DBG_BID);
+  uint64_t alpha = lib_fn(h, 0), crc = CF(l_mymod_crc32);
+  ljp_writer *w;
+  ljp_reader *r;
+  uint8_t *copy;
+  char want[64];
+  unsetenv(CAP_DEBUG_DIR_ENV);
+  ck_assert_int_eq(cap_cnames_over_elf(), 0);
+  /* stripped.alpha = the static function (only its address is used). */
+  lua_newtable(L);
+  lua_pushcfunction(L, (lua_CFunction)(uintptr_t)alpha);
+  lua_setfield(L, -2, "alpha");
+  lua_setglobal(L, "stripped");
+  ck_assert_int_eq(cap_symbols_init(), 0);
+  ck_assert_int_eq(cap_ids_init(L), 0);
+  expect_cname(alpha, "stripped.alpha");
+  w = stream_new();
+  ck_assert_int_eq(cap_symbols_emit(w, alpha, 0), LJP_OK);
+  ck_assert_int_eq(cap_symbols_emit(w, crc, 0), LJP_OK);
+  /* Again: nothing new to write. */
+  ck_assert_int_eq(cap_symbols_emit(w, alpha, 0), LJP_OK);
+  ck_assert_int_eq(cap_symbols_emit(w, crc, 0), LJP_OK);
+  /* A return address inside keeps its object+offset fallback. */
+  ck_assert_int_eq(cap_symbols_emit(w, alpha + 9, 1), LJP_OK);
+  r = stream_read(w, &copy);
+  ck_assert_str_eq(name_at(r, alpha), "stripped.alpha");
+  ck_assert_str_eq(name_at(r, crc), "l_mymod_crc32");
+  {
+    cap_sym s;
+    ck_assert_int_eq(cap_symbols_lookup(alpha, &s), 1);
+    snprintf(want, sizeof want, "libnames_dbg_bid.so+0x%" PRIx64,
+             alpha + 9 - s.base);
+  }
+  ck_assert_str_eq(name_at(r, alpha + 9), want);
+  ljp_reader_free(r);
+  /* Three symbol events in all: no repeats. */
+  ck_assert_uint_eq(count_symbol_events(copy, copy_len), 3);
+  free(copy);
+  cap_ids_free();
+  cap_symbols_free();
+  lua_close(L);
+  dlclose(h);
+}
+END_TEST
+
 START_TEST(refresh_names_modules_required_later)
 {
   lua_State *L = host_state();
@@ -536,6 +602,7 @@ START_TEST(refresh_names_modules_required_later)
   ljp_reader *r;
   uint8_t *copy;
   const ljp_event *ev;
+  cap_cnames_set_over_elf(1);
   ck_assert_int_eq(cap_symbols_init(), 0);
   ck_assert_int_eq(cap_ids_init(L), 0);
   /* Nothing missed yet: no rescan. */
@@ -792,6 +859,7 @@ static Suite *names_suite(void)
     {"stripped_libluajit_keeps_offset_names", stripped_libluajit_keeps_offset_names},
     {"cfunctions_named_by_lua_path", cfunctions_named_by_lua_path},
     {"cfunc_symbol_events_carry_the_lua_name", cfunc_symbol_events_carry_the_lua_name},
+    {"lua_names_fill_in_for_stripped_functions", lua_names_fill_in_for_stripped_functions},
     {"refresh_names_modules_required_later", refresh_names_modules_required_later},
     {"builtins_are_fast_functions_by_name", builtins_are_fast_functions_by_name},
     {"rescan_adds_builtins_required_later", rescan_adds_builtins_required_later},
