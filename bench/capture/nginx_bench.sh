@@ -2,7 +2,10 @@
 # What the capture core costs an nginx + lua-nginx-module server: requests
 # per second under wrk with no profiler and with ljp.sysprof (mode C) at
 # 10 ms and at 1 ms, in paired runs; prints each pair's ratio
-# (profiled / plain) and the median per setting.  Not part of CI.
+# (profiled / plain) and the median per setting, with the profiler's own
+# CPU time (report().handler_ns + safepoint_ns, logged by each worker at
+# exit) as a share of the workers' CPU time, which does not depend on how
+# busy the machine is.  Not part of CI.
 #
 #   bench/capture/nginx_bench.sh [SRCDIR [BUILDDIR]]
 #
@@ -39,8 +42,9 @@ ngx_unpack
 ngx_build_tree
 ngx_make_run
 
-# One measured run at interval $1 (0: no profiler); prints requests/s and
-# the number of samples written.
+# One measured run at interval $1 (0: no profiler); prints requests/s, the
+# samples written, and the profiler's in-process cost (signal handler plus
+# safe points) as a share of the workers' CPU time.
 run() {
   rm -f "$ngx_prof"/*.bin
   ngx_start "$1" "$timer"
@@ -49,23 +53,37 @@ run() {
   # shellcheck disable=SC2086
   ngx_wrk "$ngx_run/wrk.txt" $wrkopts "-d${seconds}s" || ngx_die "wrk failed"
   [ "$(ngx_wrk_failed "$ngx_run/wrk.txt")" = 0 ] || ngx_die "failed requests"
-  ngx_quit || ngx_die "nginx did not quit"
-  n=0
-  for f in "$ngx_prof"/*.bin; do
-    [ -f "$f" ] || continue
-    s=$("$ngx_tree/ljpdump/ljpdump" -s "$f" | awk '/^samples:/ { print $2 }')
-    n=$((n + ${s:-0}))
+  workers=$(ngx_workers)
+  cpu=0
+  for w in $workers; do
+    cpu=$(awk -v a="$cpu" -v b="$(ngx_cpu "$w")" 'BEGIN { print a + b }')
   done
-  echo "$(ngx_wrk_rps "$ngx_run/wrk.txt") $n"
+  ngx_quit || ngx_die "nginx did not quit"
+  n=0 ns=0
+  for w in $workers; do
+    rep=$(ngx_report "$w")
+    [ -n "$rep" ] || continue
+    set -- $rep
+    for kv in "$@"; do
+      case $kv in
+        samples=*) n=$((n + ${kv#samples=})) ;;
+        handler_ns=*|safepoint_ns=*) ns=$((ns + ${kv#*=})) ;;
+      esac
+    done
+  done
+  echo "$(ngx_wrk_rps "$ngx_run/wrk.txt") $n" \
+    "$(awk -v ns="$ns" -v c="$cpu" 'BEGIN { printf "%.2f", c ? 100 * ns / (c * 1e9) : 0 }')"
 }
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 echo "nginx + lua-nginx-module, 2 workers, wrk $wrkopts ${seconds}s," \
   "ljp.sysprof mode C, $timer timer"
-printf '%-8s %4s %12s %12s %9s %8s\n' setting pair "plain req/s" "prof req/s" samples ratio
+printf '%-8s %4s %12s %12s %8s %9s %10s\n' setting pair "plain req/s" \
+  "prof req/s" ratio samples "prof CPU %"
 for ms in 10 1; do
   : > "$ngx_run/ratios"
+  : > "$ngx_run/shares"
   p=1
   while [ $p -le "$pairs" ]; do
     if [ $((p % 2)) = 1 ]; then
@@ -73,12 +91,17 @@ for ms in 10 1; do
     else
       prof=$(run "$ms"); plain=$(run 0)
     fi
-    ratio=$(awk -v a="${prof% *}" -v b="${plain% *}" 'BEGIN { printf "%.3f", a / b }')
+    set -- $plain
+    plain_rps=$1
+    set -- $prof
+    ratio=$(awk -v a="$1" -v b="$plain_rps" 'BEGIN { printf "%.3f", a / b }')
     echo "$ratio" >> "$ngx_run/ratios"
-    printf '%-8s %4d %12s %12s %9s %8s\n' "${ms} ms" "$p" "${plain% *}" \
-      "${prof% *}" "${prof#* }" "$ratio"
+    echo "$3" >> "$ngx_run/shares"
+    printf '%-8s %4d %12s %12s %8s %9s %10s\n' "${ms} ms" "$p" "$plain_rps" \
+      "$1" "$ratio" "$2" "$3"
     p=$((p + 1))
   done
   echo "${ms} ms: median ratio $(median < "$ngx_run/ratios")" \
-    "[$(sort -n "$ngx_run/ratios" | head -1)..$(sort -n "$ngx_run/ratios" | tail -1)]"
+    "[$(sort -n "$ngx_run/ratios" | head -1)..$(sort -n "$ngx_run/ratios" | tail -1)]," \
+    "median profiler CPU $(median < "$ngx_run/shares") %"
 done

@@ -73,6 +73,7 @@ echo "wrk: ${requests:-0} requests, $(ngx_wrk_rps "$out/wrk.txt") req/s," \
   "$failed failed"
 [ "${requests:-0}" -gt 0 ] || fail "no request completed"
 [ "$failed" = 0 ] || fail "$failed failed requests"
+for p in $gen1; do echo "$p $(ngx_cpu "$p")"; done > "$out/cpu.txt"
 
 # Waits (10 s at most) until two workers run, none of them in $1, and the
 # profile folder holds $2 files; sets `now` to the workers.
@@ -161,6 +162,11 @@ for p in $gen1 $survivor $respawned; do
   eval "$(echo "$r" | tr ' ' '\n' | grep -E '^[a-z_]+=' |
           sed 's/^\([a-z_]*\)=\(.*\)$/c_\1='"'"'\2'"'"'/')"
   [ "$c_samples" -ge 1 ] || fail "worker $p: no sample"
+  # The stream against the counters the worker logged after stop().
+  rep=$(ngx_report "$p")
+  r_samples=$(echo "$rep" | tr ' ' '\n' | sed -n 's/^samples=//p')
+  [ "$r_samples" = "$c_samples" ] ||
+    fail "worker $p: report() says ${r_samples:-nothing}, the file $c_samples samples"
   case " $gen1 " in *" $p "*) ;; *)
     echo "worker $p (after reload or crash): $c_samples samples, complete"
     continue ;;
@@ -171,6 +177,13 @@ for p in $gen1 $survivor $respawned; do
   echo "  hot_score on the Lua stack: $c_hot ($(pct "$c_hot" "$c_samples") % of all samples)"
   echo "  hot_score as top Lua function: $c_hottop of $c_toplua ($(pct "$c_hottop" "$c_toplua") %);" \
     "most frequent top: $c_topfn ($c_topfn_samples)"
+  echo "$rep" "cpu=$(awk -v p="$p" '$1 == p { print $2 }' "$out/cpu.txt")" |
+    tr ' ' '\n' | awk -F= '{ v[$1] = $2 } END {
+      c = v["handler_ns"] + v["safepoint_ns"]
+      printf "  profiler: %d samples at %.0f Hz, %d dropped, %.1f us per sample," \
+        " %.2f %% of the worker'"'"'s %.2f CPU s under load\n", v["samples"],
+        v["rate"], v["dropped"], v["samples"] ? c / v["samples"] / 1e3 : 0,
+        v["cpu"] ? 100 * c / (v["cpu"] * 1e9) : 0, v["cpu"] }'
   tot_lua=$((tot_lua + c_lua)) tot_ok=$((tot_ok + c_hostok))
   tot_s=$((tot_s + c_samples)) tot_hot=$((tot_hot + c_hot))
   if [ "$strict" = 1 ]; then
@@ -180,6 +193,13 @@ for p in $gen1 $survivor $respawned; do
       fail "worker $p: the top Lua function is $c_topfn, not hot_score"
   fi
 done
+# All load-run workers merged into one flame graph.
+# shellcheck disable=SC2086
+(cd "$out" && "$ngx_tree/ljpsvg/ljpsvg" --title "nginx + ljp.sysprof" \
+  $(for p in $gen1; do echo "prof-$p.bin"; done) > nginx.svg) ||
+  fail "ljpsvg failed"
+grep -q 'ljp_nginx_handler.lua' "$out/nginx.svg" ||
+  fail "nginx.svg has no frame of the handler"
 echo "total: host stacks main -> ngx_http_lua_* -> Lua $(pct $tot_ok $tot_lua) %," \
   "hot_score on the stack $(pct $tot_hot $tot_s) %" \
   "(NGINX_STRICT=$strict)"

@@ -43,9 +43,10 @@ ngx_unpack() {
     ngx_die "incomplete unpack in $ngx_root"
 }
 
-# Builds ljp.sysprof and the tools against the unpacked luajit2 headers (so
-# the stream says "OpenResty" and fast functions get luajit2's names), or
-# takes them from $LJP_BUILD when that is set.  Sets ngx_tree.
+# Builds ljp.sysprof and the tools (ljpfold, ljpdump, ljpsvg) against the
+# unpacked luajit2 headers (so the stream says "OpenResty" and fast
+# functions get luajit2's names), or takes them from $LJP_BUILD when that is
+# set.  Sets ngx_tree.
 ngx_build_tree() {
   if [ -n "${LJP_BUILD:-}" ]; then
     ngx_tree=$LJP_BUILD
@@ -56,11 +57,13 @@ ngx_build_tree() {
       > "$ngx_root/pkgconfig/luajit.pc"
     PKG_CONFIG_PATH="$ngx_root/pkgconfig" cmake -S "$ngx_src" -B "$ngx_tree" \
       -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null || ngx_die "cmake failed"
-    cmake --build "$ngx_tree" -j2 --target ljp_sysprof ljpfold ljpdump \
+    cmake --build "$ngx_tree" -j2 --target ljp_sysprof ljpfold ljpdump ljpsvg \
       >/dev/null || ngx_die "build failed"
   fi
-  [ -f "$ngx_tree/libljp/capture/lua/ljp/sysprof.so" ] ||
-    ngx_die "no ljp/sysprof.so in $ngx_tree"
+  for _ngx_f in libljp/capture/lua/ljp/sysprof.so ljpfold/ljpfold \
+                ljpdump/ljpdump ljpsvg/ljpsvg; do
+    [ -f "$ngx_tree/$_ngx_f" ] || ngx_die "no $_ngx_f in $ngx_tree"
+  done
 }
 
 # Makes a run folder readable by nginx's worker user: workers run as
@@ -204,4 +207,18 @@ ngx_wrk_failed() {
   awk '/Non-2xx or 3xx responses:/ { n += $NF }
        /Socket errors:/ { gsub(/,/, ""); n += $4 + $6 + $8 + $10 }
        END { print n + 0 }' "$1"
+}
+
+# The "ljp.sysprof report:" fields that worker $1 logged at exit
+# (nginx.conf.in), as "samples=N dropped=N handler_ns=N ...", or nothing.
+ngx_report() {
+  sed -n "s/^.*\[notice\] $1#.*ljp\.sysprof report: \([^,]*\).*$/\1/p" \
+    "$ngx_run/error.log" | tail -1
+}
+
+# CPU seconds (user + system) that process $1 has used so far.
+ngx_cpu() {
+  awk -v hz="$(getconf CLK_TCK)" '{
+    s = $0; sub(/^.*\) /, "", s); split(s, f, " ")
+    printf "%.3f\n", (f[12] + f[13]) / hz }' "/proc/$1/stat"
 }
