@@ -266,6 +266,15 @@ static const ElfW(Shdr) *find_symsec(const uint8_t *p, size_t size,
   return NULL;
 }
 
+/* The length of a .symtab name without its symbol version: a debug file's
+ * table names "__libc_start_main@@GLIBC_2.34" where .dynsym (and every
+ * profile taken without the debug file) says "__libc_start_main". */
+static size_t unversioned_len(const char *name, size_t len)
+{
+  const char *at = len > 1 ? memchr(name + 1, '@', len - 1) : NULL;
+  return at ? (size_t)(at - name) : len;
+}
+
 /* Copies the function symbols of symsec into m.  Returns 1 when some were
  * read.  Every offset is checked against the file. */
 static int read_syms(cap_module *m, const uint8_t *p, const ElfW(Shdr) *symsec)
@@ -287,6 +296,7 @@ static int read_syms(cap_module *m, const uint8_t *p, const ElfW(Shdr) *symsec)
           sy[i].st_name == 0 || sy[i].st_name >= strsz)
         continue;
       len = strnlen(strs + sy[i].st_name, strsz - sy[i].st_name);
+      len = unversioned_len(strs + sy[i].st_name, len);
       if (k == 1) {
         cap_elfsym *e = &m->syms[cnt];
         e->addr = m->base + sy[i].st_value;

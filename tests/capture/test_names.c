@@ -29,6 +29,7 @@
 #include <lua.h>
 #include <lualib.h>
 
+#include "capdecode.h"
 #include "cap_internal.h"
 #include "cap_names.h"
 #include "ljp.h"
@@ -395,6 +396,21 @@ START_TEST(stripped_libluajit_keeps_offset_names)
 }
 END_TEST
 
+/* Debug files' .symtab names versioned symbols "name@@VERSION"; profiles
+ * show the plain name either way (libc6-dbg may or may not be installed). */
+START_TEST(libc_names_carry_no_symbol_version)
+{
+  void *f = dlsym(RTLD_DEFAULT, "__libc_start_main");
+  char *n;
+  ck_assert_ptr_nonnull(f);
+  ck_assert_int_eq(cap_symbols_init(), 0);
+  n = resolve((uint64_t)(uintptr_t)f, 0);
+  ck_assert_str_eq(n, "__libc_start_main");
+  free(n);
+  cap_symbols_free();
+}
+END_TEST
+
 /* ---- C functions named by where Lua sees them ------------------------------- */
 
 static __attribute__((noinline)) int l_mymod_crc32(lua_State *L)
@@ -658,6 +674,92 @@ START_TEST(refresh_names_modules_required_later)
 }
 END_TEST
 
+/* A whole capture: a static C function of a stripped object, called from
+ * Lua as stripped.spin, shows under that name in the decoded samples. */
+static size_t mem_writer(const void **data, size_t len, void *ctx)
+{
+  struct { uint8_t *p; size_t len, cap; } *m = ctx;
+  if (m->len + len > m->cap) {
+    size_t nc = (m->len + len) * 2;
+    uint8_t *np = realloc(m->p, nc);
+    ck_assert_ptr_nonnull(np);
+    m->p = np;
+    m->cap = nc;
+  }
+  memcpy(m->p + m->len, *data, len);
+  m->len += len;
+  return len;
+}
+
+static int mem_on_stop(void *ctx, uint8_t *buf)
+{
+  (void)ctx;
+  (void)buf;
+  return 0;
+}
+
+/* sandwich(f): C work, then a call back into Lua, so that the C function
+ * is on the Lua stack when the profiler's safe point walks it. */
+static __attribute__((noinline)) int l_sandwich(lua_State *L)
+{
+  volatile unsigned acc = 0;
+  for (unsigned i = 0; i < 300000; i++)
+    acc = acc * 7u + i;
+  lua_pushvalue(L, 1);
+  lua_call(L, 0, 0);
+  return 0;
+}
+
+/* A whole capture with Lua paths over ELF names: the C function shows as
+ * mymod.sandwich in the decoded samples, never as l_sandwich. */
+START_TEST(profile_names_cfunction_by_lua_path)
+{
+  static uint8_t hostbuf[16384];
+  static const char code[] =
+      "local function inner() local x = 0 for i = 1, 3000 do x = x + i end end\n"
+      "local t0 = os.clock()\n"
+      "while os.clock() - t0 < 0.4 do mymod.sandwich(inner) end\n";
+  struct { uint8_t *p; size_t len, cap; } out = {NULL, 0, 0};
+  lua_State *L = host_state();
+  struct ljp_capture_options o;
+  cap_decoded d;
+  size_t named, elf;
+  lua_getglobal(L, "package");
+  lua_getfield(L, -1, "loaded");
+  lua_getfield(L, -1, "mymod");
+  lua_pushcfunction(L, l_sandwich);
+  lua_setfield(L, -2, "sandwich");
+  lua_setglobal(L, "mymod");
+  lua_pop(L, 2);
+  cap_cnames_set_over_elf(1);
+  memset(&o, 0, sizeof o);
+  o.mode = LJP_CAPTURE_CALLGRAPH;
+  o.interval = 1;
+  o.buf = hostbuf;
+  o.len = sizeof hostbuf;
+  o.ctx = &out;
+  o.timer = LJP_CAPTURE_TIMER_THREAD;
+  ck_assert_int_eq(ljp_capture_set_writer(mem_writer), LJP_CAPTURE_SUCCESS);
+  ck_assert_int_eq(ljp_capture_set_on_stop(mem_on_stop), LJP_CAPTURE_SUCCESS);
+  ck_assert_int_eq(ljp_capture_start(L, &o), LJP_CAPTURE_SUCCESS);
+  ck_assert_int_eq(luaL_loadbuffer(L, code, sizeof code - 1, "@sw.lua"), 0);
+  ck_assert_int_eq(lua_pcall(L, 0, 0, 0), 0);
+  ck_assert_int_eq(ljp_capture_stop(L), LJP_CAPTURE_SUCCESS);
+  ck_assert_int_eq(cap_decode_memory(out.p, out.len, &d), 0);
+  ck_assert_int_eq(d.complete, 1);
+  /* Ticks in the C loop and in its Lua callee: the C function under the
+   * main chunk (the share of each depends on the build's speed). */
+  named = cap_count1(&d, "mymod.sandwich;@sw.lua:0|");
+  elf = cap_count1(&d, "l_sandwich");
+  ck_assert_msg(named > 10, "%zu samples named, of %" PRIu64, named,
+                d.samples);
+  ck_assert_uint_eq(elf, 0);
+  cap_decoded_free(&d);
+  free(out.p);
+  lua_close(L);
+}
+END_TEST
+
 /* ---- builtins by ffid ------------------------------------------------------- */
 
 START_TEST(builtins_are_fast_functions_by_name)
@@ -861,6 +963,8 @@ static Suite *names_suite(void)
     {"cfunc_symbol_events_carry_the_lua_name", cfunc_symbol_events_carry_the_lua_name},
     {"lua_names_fill_in_for_stripped_functions", lua_names_fill_in_for_stripped_functions},
     {"refresh_names_modules_required_later", refresh_names_modules_required_later},
+    {"profile_names_cfunction_by_lua_path", profile_names_cfunction_by_lua_path},
+    {"libc_names_carry_no_symbol_version", libc_names_carry_no_symbol_version},
     {"builtins_are_fast_functions_by_name", builtins_are_fast_functions_by_name},
     {"rescan_adds_builtins_required_later", rescan_adds_builtins_required_later},
     {"trace_machine_code_named_as_trace", trace_machine_code_named_as_trace},
