@@ -382,34 +382,69 @@ static int step(const cap_uw_row *w, uint64_t pc, uint64_t sp, uint64_t *fp,
   return 0;
 }
 
-/* The interrupted PC may be in code whose CFI does not describe it: a
- * subroutine that LuaJIT's interpreter calls inside its own FDE (vm_mod,
- * vm_floor...), or code without an FDE.  Then, and only for the first
- * frame, the return address may be on top of the stack: accepted when it
- * points just after a direct call (e8 rel32) in a known object whose
- * target is at most 64 KiB below the PC. */
-CAP_UW_RAW static int leaf_call(const uw_set *s, uint64_t pc, uint64_t sp,
-                                uint64_t lo, uint64_t hi, uint64_t *ra)
+/* Whether a and b lie in the same FDE of one object: no function start
+ * or gap between their rows (at most 4096 rows apart). */
+static int same_fde(const uw_set *s, uint64_t a, uint64_t b)
 {
-  const uw_obj *o;
-  uint64_t a, target;
-  uint8_t code[5];
-  int32_t rel;
-  if (!in_stack(sp, lo, hi))
+  const uw_obj *o = find_obj(s, a);
+  size_t ia, ib, i;
+  if (!o || find_obj(s, b) != o)
     return 0;
-  a = raw64(sp);
-  o = find_obj(s, a - 1);
-  if (!o || a - 5 < o->lo || a < 5)
+  ia = find_row(s, o, a);
+  ib = find_row(s, o, b);
+  if (ia == SIZE_MAX || ib == SIZE_MAX)
     return 0;
-  memcpy(code, (const void *)(uintptr_t)(a - 5), 5);
-  if (code[0] != 0xe8)
+  if (ia > ib) {
+    i = ia;
+    ia = ib;
+    ib = i;
+  }
+  if (ib - ia > 4096 || (s->rows[ia].kind & CAP_ROW_GAP))
     return 0;
-  memcpy(&rel, code + 1, 4);
-  target = a + (uint64_t)(int64_t)rel;
-  if (target > pc || pc - target >= 65536)
-    return 0;
-  *ra = a;
+  for (i = ia + 1; i <= ib; i++)
+    if (s->rows[i].kind & (CAP_ROW_FSTART | CAP_ROW_GAP))
+      return 0;
   return 1;
+}
+
+/* The interrupted PC may be where the CFI does not describe the frame:
+ * LuaJIT's interpreter has one FDE for all its code, exact in the body
+ * but not in its entry and exit sequences (pushes, pops) nor in the
+ * subroutines it calls inside (vm_mod, vm_floor...); or the PC is in code
+ * without an FDE.  Then, for the first frame only, the return address is
+ * looked for in the 16 slots on top of the stack: a value just after a
+ * direct call (e8 rel32) in a known object, whose target lies in the
+ * PC's own FDE.  *slot gets its index. */
+#define CAP_UW_SCAN 16
+CAP_UW_RAW static int leaf_call(const uw_set *s, uint64_t pc, uint64_t sp,
+                                uint64_t lo, uint64_t hi, uint64_t *ra,
+                                unsigned *slot)
+{
+  unsigned k;
+  for (k = 0; k < CAP_UW_SCAN; k++) {
+    uint64_t at = sp + 8 * k, a, target;
+    const uw_obj *o;
+    const volatile uint8_t *code;
+    uint32_t rel;
+    if (!in_stack(at, lo, hi))
+      return 0;
+    a = raw64(at);
+    o = find_obj(s, a - 1);
+    if (!o || a < 5 || a - 5 < o->lo)
+      continue;
+    code = (const volatile uint8_t *)(uintptr_t)(a - 5);
+    if (code[0] != 0xe8)
+      continue;
+    rel = (uint32_t)code[1] | (uint32_t)code[2] << 8 |
+          (uint32_t)code[3] << 16 | (uint32_t)code[4] << 24;
+    target = a + (uint64_t)(int64_t)(int32_t)rel;
+    if (target == pc || same_fde(s, target, pc)) {
+      *ra = a;
+      *slot = k;
+      return 1;
+    }
+  }
+  return 0;
 }
 
 static uint32_t walk(const uw_set *s, const cap_uw_regs *r, uint64_t lo,
@@ -425,6 +460,7 @@ static uint32_t walk(const uw_set *s, const cap_uw_regs *r, uint64_t lo,
     const cap_uw_row *w;
     size_t i;
     uint64_t cfa = 0, ra = 0;
+    unsigned slot;
     int rc, kind;
     if (n >= max) {
       *flags |= CAP_UW_TRUNCATED;
@@ -444,11 +480,12 @@ static uint32_t walk(const uw_set *s, const cap_uw_regs *r, uint64_t lo,
              : step(w, pc, sp, &fp, &fp_ok, lo, hi, &cfa, &ra);
     if (n == 1 && !r->pc_is_return && o &&
         (rc != 0 || !find_obj(s, ra - 1)) &&
-        leaf_call(s, pc, sp, lo, hi, &ra)) {
+        leaf_call(s, pc, sp, lo, hi, &ra, &slot)) {
       rc = 0;
-      cfa = sp + 8;
+      cfa = sp + 8 * slot + 8;
+      /* Slots skipped may hold the caller's rbp: then it is unknown. */
       fp = r->fp;
-      fp_ok = 1;
+      fp_ok = slot == 0;
     }
     if (rc != 0) {
       if (kind != CAP_CFA_NOINFO) {

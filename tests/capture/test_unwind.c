@@ -354,24 +354,40 @@ END_TEST
 /* Starting from a return address with its sp and fp, as the handler does
  * from the interpreter's C frame when the PC is in JIT machine code. */
 static int restart_ok;
+
+/* libgcc's view of the frame of uwl_mid: its sp and rbp just after the
+ * leaf returns.  In a backtrace callback, _Unwind_GetCFA is the CFA of the
+ * frame called by the current one: the current frame's sp. */
+typedef struct mid_regs {
+  uint64_t sp, fp;
+  int found;
+} mid_regs;
+
+static _Unwind_Reason_Code find_mid(struct _Unwind_Context *ctx, void *arg)
+{
+  mid_regs *m = arg;
+  if ((uint64_t)_Unwind_GetIP(ctx) != uwl_ra[0])
+    return _URC_NO_REASON;
+  m->sp = (uint64_t)_Unwind_GetCFA(ctx);
+  m->fp = (uint64_t)_Unwind_GetGR(ctx, 6);
+  m->found = 1;
+  return _URC_END_OF_STACK;
+}
+
 static void restart_hook(void)
 {
-  /* uwl_leaf called us.  Restart from its return address into uwl_mid,
-   * with the sp just above the slot that holds it (found above our own
-   * frame) and the rbp the leaf was called with (it keeps rbp, a
-   * callee-saved register, so it is the one saved by our prologue). */
-  const uint64_t *p = (const uint64_t *)__builtin_frame_address(0);
+  /* uwl_leaf called us.  Restart from its return address into uwl_mid
+   * with the sp and rbp uwl_mid will have, as libgcc finds them. */
+  mid_regs m = {0, 0, 0};
   uint64_t f[MAXF];
   uint32_t fl, n;
   cap_uw_regs r;
-  int k;
-  for (k = 0; k < 256 && p[k] != uwl_ra[0]; k++)
-    ;
-  if (k == 256)
+  _Unwind_Backtrace(find_mid, &m);
+  if (!m.found)
     return;
   r.pc = uwl_ra[0];
-  r.sp = (uint64_t)(uintptr_t)(p + k + 1);
-  r.fp = p[0];
+  r.sp = m.sp;
+  r.fp = m.fp;
   r.pc_is_return = 1;
   n = cap_uw_unwind(&r, r.sp, t_stack_hi, f, MAXF, &fl);
   restart_ok = n >= 6 && f[0] == uwl_ra[0] && f[1] == uwl_ra[1] &&
