@@ -636,6 +636,120 @@ START_TEST(captures_memprof_bytes) {
 }
 END_TEST
 
+/* ---- ljp x1 ---- */
+
+/* sysprof_begin's symbol table, then an x1 stream instead of ljp 2. */
+static ljp_writer *x1_begin(void) {
+  ljp_writer *w = ljp_writer_new(NULL, NULL, 0);
+  ljp_writer *v2 = sysprof_begin();
+  size_t len;
+  const uint8_t *d = ljp_writer_data(v2, &len);
+  /* the symbol table is everything before the 7-byte ljp 2 prologue */
+  for (size_t i = 0; i + 7 < len; i++)
+    ck_assert_int_eq(ljp_write_byte(w, d[i]), LJP_OK);
+  ljp_writer_free(v2);
+  ck_assert_int_eq(ljp_write_stream_begin_x1(w, LJP_FLAVOR_TARANTOOL,
+                                             LJP_TIMER_WALL, 1000000),
+                   LJP_OK);
+  return w;
+}
+
+/* An x1 sample, stacks OUTERMOST first as sample() takes them. */
+static void sample_x1(ljp_writer *w, int vmstate, uint64_t dt, uint64_t coro,
+                      uint64_t traceno, const ljp_frame *lua, size_t nl,
+                      const uint64_t *host, size_t nh) {
+  ljp_frame l[64];
+  uint64_t h[64];
+  ljp_sample_x1 s;
+  for (size_t i = 0; i < nl; i++)
+    l[i] = lua[nl - 1 - i];
+  for (size_t i = 0; i < nh; i++)
+    h[i] = host[nh - 1 - i] + 0x10;
+  memset(&s, 0, sizeof(s));
+  s.vmstate = vmstate;
+  s.dt_ns = dt;
+  s.coro = coro;
+  s.traceno = traceno;
+  s.trace_proto = P_F;
+  s.trace_line = 4;
+  s.lua = l;
+  s.nlua = nl;
+  s.host = h;
+  s.nhost = nh;
+  ck_assert_int_eq(ljp_write_sample_x1(w, &s), LJP_OK);
+}
+
+/* Trace samples fold as their stack with the trace on top; GC samples with
+ * a Lua stack fold with it; samples differing only in time and coroutine
+ * merge. */
+static ljp_writer *x1_example(void) {
+  ljp_writer *w = x1_begin();
+  ljp_frame lua[] = {LF(P_MAIN, 0), LF(P_F, 4)};
+  uint64_t host[] = {A_MAIN, A_PCALL, A_VMPCALL};
+  sample_x1(w, LJP_VMST_TRACE, 1000, 1, 1, lua, N(lua), host, N(host));
+  sample_x1(w, LJP_VMST_TRACE, 123456789, 3, 1, lua, N(lua), host, N(host));
+  sample_x1(w, LJP_VMST_LFUNC, 5, 1, 0, lua, N(lua), host, N(host));
+  uint64_t hgc[] = {A_MAIN, A_PCALL, A_VMPCALL, A_GC};
+  sample_x1(w, LJP_VMST_GC, 7, 1, 0, lua, N(lua), hgc, N(hgc));
+  /* leaf mode: no host stack */
+  sample_x1(w, LJP_VMST_TRACE, 1, 1, 1, lua, N(lua), NULL, 0);
+  return w;
+}
+
+START_TEST(x1_merged) {
+  char *s = fold_writer(x1_example(), LJP_VIEW_MERGED, 0);
+  ck_assert_str_eq(s, "@a.lua:0;@a.lua:4;TRACE [1] @a.lua:5 1\n"
+                      "main;lua_pcall;lj_vm_pcall;@a.lua:0;@a.lua:4 1\n"
+                      "main;lua_pcall;lj_vm_pcall;@a.lua:0;@a.lua:4;"
+                      "TRACE [1] @a.lua:5 2\n"
+                      "main;lua_pcall;lj_vm_pcall;@a.lua:0;@a.lua:4;"
+                      "lj_gc_step 1\n");
+  free(s);
+}
+END_TEST
+
+START_TEST(x1_lua_view) {
+  char *s = fold_writer(x1_example(), LJP_VIEW_LUA, 0);
+  ck_assert_str_eq(s, "@a.lua:0;@a.lua:4 2\n"
+                      "@a.lua:0;@a.lua:4;TRACE [1] @a.lua:5 3\n");
+  free(s);
+}
+END_TEST
+
+/* The fold memo skips an x1 record's time and coroutine, but not its VM
+ * state: with VM-state frames, equal stacks in two states stay apart. */
+START_TEST(x1_vmstate_frames) {
+  char *s = fold_writer(x1_example(), LJP_VIEW_LUA, LJP_VMSTATE_ROOT);
+  ck_assert_str_eq(s, "VMST_GC;@a.lua:0;@a.lua:4 1\n"
+                      "VMST_LFUNC;@a.lua:0;@a.lua:4 1\n"
+                      "VMST_TRACE;@a.lua:0;@a.lua:4;TRACE [1] @a.lua:5 3\n");
+  free(s);
+  /* the same stack bytes in two states, back to back */
+  ljp_writer *w = x1_begin();
+  ljp_frame lua[] = {LF(P_MAIN, 0)};
+  sample_x1(w, LJP_VMST_LFUNC, 1, 1, 0, lua, N(lua), NULL, 0);
+  sample_x1(w, LJP_VMST_GC, 1, 1, 0, lua, N(lua), NULL, 0);
+  sample_x1(w, LJP_VMST_LFUNC, 2, 2, 0, lua, N(lua), NULL, 0);
+  s = fold_writer(w, LJP_VIEW_LUA, LJP_VMSTATE_LEAF);
+  ck_assert_str_eq(s, "@a.lua:0;VMST_GC 1\n"
+                      "@a.lua:0;VMST_LFUNC 2\n");
+  free(s);
+}
+END_TEST
+
+/* A coroutine's trace: its Lua stack after the innermost thread entry. */
+START_TEST(x1_coroutine_trace) {
+  ljp_writer *w = x1_begin();
+  ljp_frame lua[] = {LF(P_CO, 20)};
+  uint64_t host[] = {A_MAIN, A_PCALL, A_WRAP};
+  sample_x1(w, LJP_VMST_TRACE, 1, 2, 1, lua, N(lua), host, N(host));
+  char *s = fold_writer(w, LJP_VIEW_MERGED, 0);
+  ck_assert_str_eq(s, "main;lua_pcall;lj_ff_coroutine_wrap_aux;@b.lua:20;"
+                      "TRACE [1] @a.lua:5 1\n");
+  free(s);
+}
+END_TEST
+
 int main(int argc, char **argv) {
   if (argc > 1)
     testdata = argv[1];
@@ -654,6 +768,10 @@ int main(int argc, char **argv) {
   tcase_add_test(tc, names_follow_redefinitions);
   tcase_add_test(tc, memprof_weights);
   tcase_add_test(tc, memprof_live_churn);
+  tcase_add_test(tc, x1_merged);
+  tcase_add_test(tc, x1_lua_view);
+  tcase_add_test(tc, x1_vmstate_frames);
+  tcase_add_test(tc, x1_coroutine_trace);
   suite_add_tcase(s, tc);
   TCase *tc2 = tcase_create("captures");
   tcase_set_timeout(tc2, 120);
