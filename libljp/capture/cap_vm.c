@@ -131,6 +131,7 @@ typedef struct walk {
   const cap_vm *vm;
   uint64_t L, stack, lim;  /* lim: first byte above the stack's slots */
   uint64_t cf;             /* next C frame of the L->cframe chain */
+  int lenient;             /* the first frame may have lost its function */
   cap_vm_frame *out;
   uint32_t n, max;
 } walk;
@@ -250,19 +251,23 @@ static uint32_t walk_frames(walk *w, uint64_t b)
     if (++steps > WALK_STEPS_MAX || f < w->stack + 8u * (1u + vm->gc64))
       return CAP_VMS_REJECTED;
     fn = frame_fn(w, f);
-    if (!fn)
-      return CAP_VMS_REJECTED;
-    /* A return PC names the caller: it must point into its bytecode. */
-    if (expect_pc && !pc_in_func(vm, fn, expect_pc))
-      return CAP_VMS_REJECTED;
     link = frame_link(vm, f);
-    if (varg_fn) {
+    if (!fn) {
+      /* A fast function that is returning stores its first result over
+       * its function slot; its link still names the Lua caller. */
+      if (steps != 1 || !w->lenient || (link & 3) != FR_LUA)
+        return CAP_VMS_REJECTED;
+    } else if (varg_fn) {
       /* The frame below a vararg pseudo-frame is the same call. */
       if (fn != varg_fn)
         return CAP_VMS_REJECTED;
       varg_fn = 0;
-    } else if (fn != w->L) {
-      r = put_func(w, fn);
+    } else {
+      /* A return PC names the caller: it must point into its bytecode. */
+      if (expect_pc && !pc_in_func(vm, fn, expect_pc))
+        return CAP_VMS_REJECTED;
+      if (fn != w->L)
+        r = put_func(w, fn);
     }
     if (r < 0)
       return CAP_VMS_REJECTED;
@@ -270,7 +275,7 @@ static uint32_t walk_frames(walk *w, uint64_t b)
       return CAP_VMS_TRUNCATED;
     if ((link & 3) == FR_LUA) {
       uint64_t pc = vm->gc64 ? (uint64_t)link : (uint32_t)link;
-      if (pc < 4096 || (pc & 3) != 0)
+      if (pc < 4096 || (pc & 3) != 0 || pc >= (UINT64_C(1) << 47))
         return CAP_VMS_REJECTED;
       nf = f - 8u * (1u + (uint64_t)vm->gc64 + ((rd32(pc - 4) >> 8) & 0xff));
       expect_pc = pc;
@@ -340,22 +345,45 @@ static int walk_thread(walk *w, uint64_t L)
   return (w->stack & 7) == 0 && w->lim > w->stack;
 }
 
-/* The interrupted interpreter's BASE register, or 0 when the signal did
- * not interrupt the interpreter's own code (rdx is BASE only there) or
- * the value is not the base of a frame in L's stack. */
-static uint64_t base_from_regs(const cap_vm *vm, const walk *w,
+/* b is the base of a frame in w's stack: a function below it, or (when
+ * lenient) a return PC that a returning fast function left there. */
+static int frame_base_ok(walk *w, uint64_t b, int lenient)
+{
+  const cap_vm *vm = w->vm;
+  uint64_t f = b - 8;
+  int64_t link;
+  if ((b & 7) != 0 || f <= w->stack + 8u * (uint64_t)vm->gc64 || b > w->lim)
+    return 0;
+  if (frame_fn(w, f))
+    return 1;
+  /* No function below BASE: a fast function returning, whose results
+   * replaced it, if the link is a return PC. */
+  link = frame_link(vm, f);
+  if (!lenient || (link & 3) != FR_LUA || (uint64_t)link < 4096 ||
+      (uint64_t)link >= (UINT64_C(1) << 47))
+    return 0;
+  w->lenient = 1;
+  return 1;
+}
+
+/* The interrupted interpreter's BASE, or 0.  In the interpreter's own
+ * code BASE is rdx; around a few calls of C helpers that do not write
+ * L->base (the length of a table, for one) the interpreter parks it in
+ * rbp, which C code preserves.  Only a value that is the base of a frame
+ * in L's stack is taken: elsewhere both registers hold other data. */
+static uint64_t base_from_regs(const cap_vm *vm, walk *w,
                                const void *ucontext)
 {
 #if defined(__x86_64__) && defined(__linux__)
   const ucontext_t *uc = ucontext;
   uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
-  uint64_t b = (uint64_t)uc->uc_mcontext.gregs[REG_RDX];
-  uint64_t f = b - 8;
-  if (pc < vm->interp_lo || pc >= vm->interp_hi)
+  uint64_t rdx = (uint64_t)uc->uc_mcontext.gregs[REG_RDX];
+  uint64_t rbp = (uint64_t)uc->uc_mcontext.gregs[REG_RBP];
+  if (!vm->interp_hi)
     return 0;
-  if ((b & 7) != 0 || f <= w->stack + 8u * (uint64_t)vm->gc64 || b > w->lim)
-    return 0;
-  return frame_fn(w, f) ? b : 0;
+  if (pc >= vm->interp_lo && pc < vm->interp_hi && frame_base_ok(w, rdx, 1))
+    return rdx;
+  return frame_base_ok(w, rbp, 0) ? rbp : 0;
 #else
   (void)vm; (void)w; (void)ucontext;
   return 0;
@@ -385,6 +413,7 @@ uint32_t cap_vm_walk(const cap_vm *vm, const void *ucontext,
   w.out = out;
   w.n = 0;
   w.max = max;
+  w.lenient = 0;
   if (!walk_thread(&w, L))
     return 0;
   info->cframe = w.cf;
@@ -411,6 +440,7 @@ uint32_t cap_vm_walk(const cap_vm *vm, const void *ucontext,
       break;
     f.kind = CAP_VMF_CORO;
     f.addr = R;
+    w.lenient = 0;
     if (!put(&w, &f) || !walk_thread(&w, R)) {
       info->status = w.n >= max ? CAP_VMS_TRUNCATED : CAP_VMS_REJECTED;
       break;

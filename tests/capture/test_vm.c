@@ -198,7 +198,7 @@ static int chain_is(const sample *s, const want *w, int nw, const char *chunk)
 }
 
 typedef struct tally {
-  int total, selected, match, rejected, faulted;
+  int total, selected, match, rejected, faulted, truncated;
 } tally;
 
 static void count_bad(tally *t)
@@ -207,6 +207,7 @@ static void count_bad(tally *t)
   t->total = nsamp;
   for (i = 0; i < nsamp; i++) {
     t->rejected += samples[i].info.status == CAP_VMS_REJECTED;
+    t->truncated += samples[i].info.status == CAP_VMS_TRUNCATED;
     t->faulted += samples[i].faulted;
   }
 }
@@ -214,9 +215,9 @@ static void count_bad(tally *t)
 static void report(const char *what, const tally *t)
 {
   fprintf(stderr, "test_vm %s: %d samples, %d selected, %d match (%.1f %%), "
-          "%d rejected, %d faulted\n", what, t->total, t->selected, t->match,
-          t->selected ? 100.0 * t->match / t->selected : 0.0, t->rejected,
-          t->faulted);
+          "%d rejected, %d faulted, %d truncated\n", what, t->total, t->selected,
+          t->match, t->selected ? 100.0 * t->match / t->selected : 0.0,
+          t->rejected, t->faulted, t->truncated);
 }
 
 static void assert_share(const char *what, const tally *t, int min_selected)
@@ -526,6 +527,95 @@ START_TEST(c_api_resume_ends_at_the_coroutine)
 }
 END_TEST
 
+/* Everything that moves frames around: metamethods (continuation
+ * frames), errors caught by pcall, deep recursion that reallocates the
+ * stack, varargs, tail calls, coroutines that yield, builtins calling
+ * back, string building and the GC. */
+static const char soak_lua[] =
+  "local budget = ...\n"
+  "local mt = {__index = function(t, k) return k * 2 end}\n"
+  "local function deep(n) if n == 0 then return 0 end return 1 + deep(n - 1) end\n"
+  "local function va(...) local s = 0 for i = 1, select('#', ...) do s = s + select(i, ...) end return s end\n"
+  "local function tail(n) if n == 0 then return 0 end return tail(n - 1) end\n"
+  "local function work()\n"
+  "  local t, s, parts = setmetatable({}, mt), 0, {}\n"
+  "  for i = 1, 200 do s = s + t[i] end\n"
+  "  for i = 1, 100 do parts[#parts + 1] = string.format('%d:%s', i, tostring(i * 1.5)) end\n"
+  "  pcall(error, 'x')\n"
+  "  pcall(function() local x = nil; return x.y end)\n"
+  "  deep(3000)\n"
+  "  va(1, 2, 3, 4, 5, 6, 7, 8)\n"
+  "  tail(100)\n"
+  "  local co = coroutine.wrap(function(a) for i = 1, 10 do a = coroutine.yield(a + i) end end)\n"
+  "  for i = 1, 11 do co(i) end\n"
+  "  table.sort({5, 3, 1, 4, 2}, function(a, b) return a > b end)\n"
+  "  return s + #table.concat(parts, ',')\n"
+  "end\n"
+  "local t0 = os.clock()\n"
+  "repeat work() until os.clock() - t0 > budget\n";
+
+/* Debugging aid: every sample, one line each. */
+static void dump_samples(void)
+{
+  int i;
+  uint32_t j;
+  for (i = 0; i < nsamp; i++) {
+    const sample *s = &samples[i];
+    fprintf(stderr, "#%d vmstate %d status %u%s:", i, (int)s->info.vmstate,
+            (unsigned)s->info.status, s->faulted ? " faulted" : "");
+    for (j = 0; j < s->n && !s->faulted; j++)
+      fprintf(stderr, " %d/%u", s->fr[j].kind,
+              s->fr[j].kind == CAP_VMF_LUA ? (unsigned)s->fr[j].firstline
+                                           : (unsigned)s->fr[j].ffid);
+    fprintf(stderr, "\n");
+  }
+}
+
+static void soak(lua_State *L, const char *what)
+{
+  tally t = {0};
+  int i;
+  lua_gc(L, LUA_GCRESTART, 0);
+  sample_run(L, soak_lua, "@soak.lua", 1.5);
+  count_bad(&t);
+  for (i = 0; i < nsamp; i++) {
+    const sample *s = &samples[i];
+    if (s->faulted || s->info.status != CAP_VMS_OK || s->n == 0)
+      continue;
+    t.selected++;
+    /* A complete chain ends in the main chunk, called from C (a
+     * coroutine's, through its resumer). */
+    t.match += s->n >= 2 && s->fr[s->n - 1].kind == CAP_VMF_CBOUND &&
+               s->fr[s->n - 2].kind == CAP_VMF_LUA && s->fr[s->n - 2].firstline == 0;
+  }
+  report(what, &t);
+  if (getenv("LJP_VM_DUMP"))
+    dump_samples();
+  ck_assert_int_ge(t.selected, 100);
+  ck_assert_msg(t.match * 100 >= t.selected * 98, "%s: %d of %d complete chains "
+                "end in the main chunk", what, t.match, t.selected);
+  ck_assert_msg((t.rejected + t.faulted) * 100 <= t.total * 5,
+                "%s: %d rejected, %d faulted of %d", what, t.rejected,
+                t.faulted, t.total);
+}
+
+START_TEST(soak_interpreter)
+{
+  lua_State *L = new_state();
+  run(L, "jit.off()", "=off");
+  soak(L, "soak, interpreter");
+  lua_close(L);
+}
+END_TEST
+
+START_TEST(soak_jit)
+{
+  lua_State *L = new_state();
+  soak(L, "soak, JIT");
+  lua_close(L);
+}
+END_TEST
+
 static Suite *vm_suite(void)
 {
   const struct {
@@ -541,6 +631,8 @@ static Suite *vm_suite(void)
     {"sort_comparator_under_its_builtin", sort_comparator_under_its_builtin},
     {"coroutine_frames_are_its_own", coroutine_frames_are_its_own},
     {"c_api_resume_ends_at_the_coroutine", c_api_resume_ends_at_the_coroutine},
+    {"soak_interpreter", soak_interpreter},
+    {"soak_jit", soak_jit},
   };
   Suite *s = suite_create("capture_vm");
   size_t i;
