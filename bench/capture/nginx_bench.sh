@@ -28,9 +28,10 @@ seconds=${BENCH_SECONDS:-5}
 timer=${BENCH_TIMER:-wall}
 wrkopts=${BENCH_WRK:--t2 -c8}
 
+# shellcheck source=../../tests/capture/nginx/lib.sh
 . "$ngx_src/tests/capture/nginx/lib.sh"
 
-ngx_master= ngx_run=
+ngx_master='' ngx_run=''
 cleanup() {
   ngx_kill
   [ -z "$ngx_run" ] || rm -rf "$ngx_run"

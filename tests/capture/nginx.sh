@@ -38,9 +38,10 @@ shutdown=${NGINX_SHUTDOWN:-quit}
 here=$ngx_src/tests/capture/nginx
 t0=$(date +%s)
 
+# shellcheck source=nginx/lib.sh
 . "$here/lib.sh"
 
-ngx_master= ngx_run=
+ngx_master='' ngx_run=''
 cleanup() {
   ngx_kill
   [ -z "$ngx_run" ] || rm -rf "$ngx_run"
@@ -50,6 +51,8 @@ trap 'exit 130' INT TERM
 
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+# The value of KEY ($1) in a line of KEY=VALUE fields ($2).
+field() { echo "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b ? 100 * a / b : 0 }'; }
 
 ngx_unpack
@@ -158,13 +161,16 @@ for p in $gen1 $survivor $respawned; do
     fail "ljpdump -e: $f"
   r=$(awk -v hot="$hot" -f "$here/analyze.awk" "$f.events")
   echo "$r" > "$f.counts"
-  # samples= trace= gc= nontrace= lua= hostok= hostonly= hot= hottop= ...
-  eval "$(echo "$r" | tr ' ' '\n' | grep -E '^[a-z_]+=' |
-          sed 's/^\([a-z_]*\)=\(.*\)$/c_\1='"'"'\2'"'"'/')"
+  c_samples=$(field samples "$r") c_trace=$(field trace "$r")
+  c_gc=$(field gc "$r") c_nontrace=$(field nontrace "$r")
+  c_lua=$(field lua "$r") c_hostok=$(field hostok "$r")
+  c_hot=$(field hot "$r") c_hottop=$(field hottop "$r")
+  c_toplua=$(field toplua "$r") c_topfn=$(field topfn "$r")
+  c_topfn_samples=$(field topfn_samples "$r")
   [ "$c_samples" -ge 1 ] || fail "worker $p: no sample"
   # The stream against the counters the worker logged after stop().
   rep=$(ngx_report "$p")
-  r_samples=$(echo "$rep" | tr ' ' '\n' | sed -n 's/^samples=//p')
+  r_samples=$(field samples "$rep")
   [ "$r_samples" = "$c_samples" ] ||
     fail "worker $p: report() says ${r_samples:-nothing}, the file $c_samples samples"
   case " $gen1 " in *" $p "*) ;; *)
@@ -194,7 +200,7 @@ for p in $gen1 $survivor $respawned; do
   fi
 done
 # All load-run workers merged into one flame graph.
-# shellcheck disable=SC2086
+# shellcheck disable=SC2046
 (cd "$out" && "$ngx_tree/ljpsvg/ljpsvg" --title "nginx + ljp.sysprof" \
   $(for p in $gen1; do echo "prof-$p.bin"; done) > nginx.svg) ||
   fail "ljpsvg failed"
