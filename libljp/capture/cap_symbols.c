@@ -556,8 +556,8 @@ ljp_status cap_symbols_emit(ljp_writer *w, uint64_t addr, int is_return)
   if (cap_tracenames_emit(w, q, &st))
     return st;
   v = cap_map_get(&emitted, addr);
-  if (v && (*v == 2 || !cap_cnames_get(addr) ||
-            (*v == 3 && !cap_cnames_over_elf())))
+  if (v && (*v == 2 || (*v == 3 && !cap_cnames_over_elf()) ||
+            !cap_cnames_get(addr)))
     return LJP_OK;
   cap_symbols_lookup(q, &s);
   if (s.name) {

@@ -33,6 +33,7 @@ typedef struct range {
 
 static range *rv;           /* sorted by lo, disjoint */
 static size_t nr, capr;
+static uint64_t span_hi;    /* max hi of the ranges */
 static uint64_t *marks;     /* sorted, unique */
 static size_t nm, capm;
 
@@ -52,7 +53,11 @@ static size_t upper(uint64_t pc)
 
 static range *find(uint64_t pc)
 {
-  size_t i = upper(pc);
+  size_t i;
+  /* Most host frames lie in no machine code: one comparison each. */
+  if (nr == 0 || pc < rv[0].lo || pc >= span_hi)
+    return NULL;
+  i = upper(pc);
   return i > 0 && pc < rv[i - 1].hi ? &rv[i - 1] : NULL;
 }
 
@@ -85,6 +90,9 @@ int cap_tracenames_add(uint32_t traceno, uint64_t lo, uint64_t hi,
   rv[i].traceno = traceno;
   rv[i].emitted = 0;
   nr++;
+  for (span_hi = 0, j = 0; j < nr; j++)
+    if (rv[j].hi > span_hi)
+      span_hi = rv[j].hi;
   return 0;
 }
 
@@ -168,4 +176,5 @@ void cap_tracenames_free(void)
   rv = NULL;
   marks = NULL;
   nr = capr = nm = capm = 0;
+  span_hi = 0;
 }

@@ -22,23 +22,10 @@ static __attribute__((noinline)) unsigned dbg_static_beta(unsigned x)
   return acc;
 }
 
-/* A lua_CFunction (the type is not needed: it takes no argument it uses)
- * that spins for a while, for profiles that sample it. */
-struct lua_State;
-static __attribute__((noinline)) int dbg_static_spin(struct lua_State *L)
-{
-  volatile unsigned acc = 0;
-  (void)L;
-  for (unsigned i = 0; i < 200000; i++)
-    acc = acc * 7u + i;
-  return 0;
-}
-
-/* Addresses of the static functions: 0 alpha, 1 beta, 2 spin. */
+/* Addresses of the static functions: 0 alpha, 1 beta. */
 uintptr_t names_dbg_fn(int i)
 {
-  return i == 0 ? (uintptr_t)&dbg_static_alpha
-       : i == 1 ? (uintptr_t)&dbg_static_beta : (uintptr_t)&dbg_static_spin;
+  return i == 0 ? (uintptr_t)&dbg_static_alpha : (uintptr_t)&dbg_static_beta;
 }
 
 unsigned names_dbg_run(unsigned x)
