@@ -23,7 +23,8 @@
 # (hot_score in nginx/handler.lua) is every worker's most frequent top Lua
 # function.
 # Knobs: NGINX_DURATION (wrk seconds, 5), NGINX_INTERVAL (ms, 1),
-# NGINX_TIMER (wall), NGINX_SHUTDOWN (quit or stop).  Exit status 0 when
+# NGINX_TIMER (wall), NGINX_SHUTDOWN (quit or stop), NGINX_JIT (on, or off:
+# the workers run jit.off()).  Exit status 0 when
 # every enforced check passes.
 set -eu
 ngx_src=$(cd "${1:-$(dirname "$0")/../..}" && pwd)

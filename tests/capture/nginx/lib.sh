@@ -108,6 +108,7 @@ ngx_start() {
         -e "s|@MODULES@|$ngx_modules|g" -e "s|@RESTY@|$ngx_resty|g" \
         -e "s|@PROF@|$ngx_prof|g" -e "s|@INTERVAL@|$_ngx_interval|g" \
         -e "s|@TIMER@|$_ngx_timer|g" -e "s|@PORT@|$ngx_port|g" \
+        -e "s|@JIT@|${NGINX_JIT:-on}|g" \
         "$ngx_src/tests/capture/nginx/nginx.conf.in" > "$ngx_run/nginx.conf"
     : > "$ngx_run/error.log"
     LD_LIBRARY_PATH="$ngx_libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
