@@ -59,6 +59,7 @@ typedef struct gen_opts {
   unsigned live;           /* memprof: blocks live at once (steady state) */
   int leaf;                /* sysprof LEAF mode: empty host stacks */
   uint64_t seed;
+  int x1;                  /* sysprof: the ljp x1 stream instead of ljp 2 */
 } gen_opts;
 
 /* ---- the world ---- */

@@ -41,6 +41,8 @@ static void usage(FILE *out) {
       "      --locality=PCT     %% of samples repeating the previous stack (50)\n"
       "      --live=N           memprof: blocks live at once (default 20000)\n"
       "      --leaf             sysprof LEAF mode: no host stacks\n"
+      "      --x1               sysprof: write ljp x1 (times, coroutines,\n"
+      "                         stacks on every sample) instead of ljp 2\n"
       "      --seed=N           PRNG seed (default 1)\n"
       "  -q, --quiet            no facts line on stderr\n"
       "  -h, --help             show this help\n");
@@ -85,7 +87,7 @@ static int out_full(void *ctx) {
 
 enum { OPT_HOST = 256, OPT_SANDW, OPT_CSYMS, OPT_PROTOS, OPT_TRACES,
        OPT_TCHURN, OPT_PCHURN, OPT_REDUMP, OPT_LOCAL, OPT_LIVE, OPT_LEAF,
-       OPT_SEED };
+       OPT_SEED, OPT_X1 };
 
 int main(int argc, char **argv) {
   static const struct option opts[] = {
@@ -107,6 +109,7 @@ int main(int argc, char **argv) {
       {"live", required_argument, 0, OPT_LIVE},
       {"leaf", no_argument, 0, OPT_LEAF},
       {"seed", required_argument, 0, OPT_SEED},
+      {"x1", no_argument, 0, OPT_X1},
       {"quiet", no_argument, 0, 'q'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
@@ -155,6 +158,7 @@ int main(int argc, char **argv) {
     case OPT_LOCAL: o.locality = (unsigned)(v > 100 ? 100 : v); break;
     case OPT_LIVE: o.live = (unsigned)v; break;
     case OPT_LEAF: o.leaf = 1; break;
+    case OPT_X1: o.x1 = 1; break;
     case OPT_SEED: o.seed = v; break;
     case 'q': quiet = 1; break;
     case 'h': usage(stdout); return 0;

@@ -1,5 +1,6 @@
 /*
- * sysprof.c — ljp 2 sample streams over a fixed set of distinct stacks.
+ * sysprof.c — ljp 2 (or x1) sample streams over a fixed set of distinct
+ * stacks.
  *
  * The distinct stacks are drawn first, from the seed and the shape options
  * only, so a stream ten times longer repeats exactly the same stacks: what
@@ -246,14 +247,17 @@ static void free_stacks(stackset *ss) {
 
 static ljp_status write_one(const stackset *ss, const ustack *u,
                             const gen_world *w, ljp_writer *wr,
-                            ljp_frame *lua, gen_stats *st) {
-  if (u->vmstate == LJP_VMST_TRACE) {
+                            ljp_frame *lua, gen_stats *st,
+                            const gen_opts *o, gen_rng *r) {
+  if (u->vmstate == LJP_VMST_TRACE && !o->x1) {
     const gen_trace *tr = &w->traces[u->traceno - 1];
     const gen_proto *p = &w->protos[tr->proto[tr->cur]];
     return ljp_write_trace_sample(wr, u->traceno, p->addr, p->line);
   }
   int guest = u->vmstate >= LJP_VMST_LFUNC && u->vmstate <= LJP_VMST_CFUNC;
-  size_t nlua = guest ? u->nlua : 0;
+  /* x1 keeps the Lua stack in every state: a trace runs inside its Lua
+   * callers, GC inside the code that allocated. */
+  size_t nlua = guest || o->x1 ? u->nlua : 0;
   const uint32_t *tok = &ss->tok.v[u->lua_off];
   for (size_t j = 0; j < nlua; j++) {
     uint32_t t = tok[nlua - 1 - j]; /* innermost first */
@@ -275,6 +279,26 @@ static ljp_status write_one(const stackset *ss, const ustack *u,
     st->max_lua = nlua;
   if (u->nhost > st->max_host)
     st->max_host = u->nhost;
+  if (o->x1) {
+    ljp_sample_x1 s;
+    memset(&s, 0, sizeof(s));
+    s.vmstate = u->vmstate;
+    /* about 1 ms apart, as a 1 kHz timer ticks */
+    s.dt_ns = 990000 + gen_below(r, 20000);
+    s.coro = 1;
+    if (u->vmstate == LJP_VMST_TRACE) {
+      const gen_trace *tr = &w->traces[u->traceno - 1];
+      const gen_proto *p = &w->protos[tr->proto[tr->cur]];
+      s.traceno = u->traceno;
+      s.trace_proto = p->addr;
+      s.trace_line = p->line;
+    }
+    s.lua = lua;
+    s.nlua = nlua;
+    s.host = u->nhost ? &ss->pcs.v[u->host_off] : NULL;
+    s.nhost = u->nhost;
+    return ljp_write_sample_x1(wr, &s);
+  }
   return ljp_write_sample(wr, u->vmstate, lua, nlua,
                           u->nhost ? &ss->pcs.v[u->host_off] : NULL, u->nhost);
 }
@@ -295,7 +319,11 @@ ljp_status gen_sysprof(const gen_opts *o, gen_world *w, ljp_writer *wr,
   gen_rng r = {o->seed ^ 0x73616d706c6573ULL}; /* "samples" */
   ljp_status s = lua ? world_write_symtab(w, wr) : LJP_E_NOMEM;
   if (s == LJP_OK)
-    s = ljp_write_stream_begin(wr, LJP_KIND_SYSPROF, 2, LJP_FLAVOR_TARANTOOL, 0);
+    s = o->x1 ? ljp_write_stream_begin_x1(wr, LJP_FLAVOR_TARANTOOL,
+                                          LJP_TIMER_PROCESS_CPU, 1000000)
+              : ljp_write_stream_begin(wr, LJP_KIND_SYSPROF, 2,
+                                       LJP_FLAVOR_TARANTOOL, 0);
+  gen_rng tr = {o->seed ^ 0x74696d6573ULL}; /* "times" */
   unsigned prev = 0;
   uint64_t host_samples = 0;
   for (uint64_t i = 0; s == LJP_OK; i++) {
@@ -325,7 +353,7 @@ ljp_status gen_sysprof(const gen_opts *o, gen_world *w, ljp_writer *wr,
       st->symbol_events += w->ncs;
     }
     if (s == LJP_OK)
-      s = write_one(&ss, u, w, wr, lua, st);
+      s = write_one(&ss, u, w, wr, lua, st, o, &tr);
     if (s == LJP_OK)
       st->records++;
   }
