@@ -40,6 +40,7 @@ static size_t nnames;
 static cap_map missed;      /* addresses already reported missing */
 static int miss_pending;
 static uint64_t last_scan_ns;
+static uint64_t interval_ms = CAP_NAMES_REFRESH_MS;
 static int over_elf = CAP_CNAMES_OVER_ELF;
 
 /* Returns a flat array {f1, "path1", f2, "path2", ...}: every function
@@ -233,13 +234,20 @@ void cap_cnames_miss(uint64_t addr)
 
 int cap_names_refresh(lua_State *L)
 {
-  if (!miss_pending ||
-      now_ns() - last_scan_ns < (uint64_t)CAP_NAMES_REFRESH_MS * 1000000u)
+  size_t before = nnames;
+  if (!miss_pending || now_ns() - last_scan_ns < interval_ms * 1000000u)
     return 0;
   /* Builtins first: a module required since start may have added some
    * (table.nkeys), and those must not get a C name. */
   cap_ids_rescan(L);
   cap_cnames_scan(L);
+  /* Interrupted PCs in stripped objects count as misses too, and keep
+   * coming: a rescan that found nothing new waits twice as long before
+   * the next one. */
+  if (nnames > before)
+    interval_ms = CAP_NAMES_REFRESH_MS;
+  else if (interval_ms < CAP_NAMES_REFRESH_MAX_MS)
+    interval_ms *= 2;
   return 1;
 }
 
@@ -249,4 +257,5 @@ void cap_cnames_free(void)
   cap_map_free(&missed);
   miss_pending = 0;
   last_scan_ns = 0;
+  interval_ms = CAP_NAMES_REFRESH_MS;
 }

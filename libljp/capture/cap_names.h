@@ -61,9 +61,11 @@ CAP_HIDDEN void cap_cnames_free(void);
 
 /* Where Lua may run (not in the safe point): when a miss was noted and at
  * least CAP_NAMES_REFRESH_MS passed since the last scan, rescans C function
- * names and the builtin map (modules required after start).  Returns 1
- * when it rescanned, else 0. */
+ * names and the builtin map (modules required after start).  The wait
+ * doubles after each rescan that found no new name, up to
+ * CAP_NAMES_REFRESH_MAX_MS.  Returns 1 when it rescanned, else 0. */
 #define CAP_NAMES_REFRESH_MS 200
+#define CAP_NAMES_REFRESH_MAX_MS 12800
 CAP_HIDDEN int cap_names_refresh(lua_State *L);
 
 /* ---- JIT machine code (cap_tracenames.c) -------------------------------- */

@@ -641,6 +641,20 @@ START_TEST(refresh_names_modules_required_later)
   expect_cname(late, "late.go");
   /* No new miss: no rescan, however long ago the last was. */
   ck_assert_int_eq(cap_names_refresh(L), 0);
+  /* Misses that no rescan can name (interrupted PCs in stripped code):
+   * after a fruitless rescan the wait doubles. */
+  usleep((CAP_NAMES_REFRESH_MS + 20) * 1000);
+  cap_cnames_miss(0x1111);
+  ck_assert_int_eq(cap_names_refresh(L), 1);
+  cap_cnames_miss(0x2222);
+  usleep((CAP_NAMES_REFRESH_MS + 20) * 1000);
+  ck_assert_int_eq(cap_names_refresh(L), 0);
+  usleep((CAP_NAMES_REFRESH_MS + 20) * 1000);
+  ck_assert_int_eq(cap_names_refresh(L), 1);
+  /* The same address again is no new miss. */
+  cap_cnames_miss(0x2222);
+  usleep((4 * CAP_NAMES_REFRESH_MS + 20) * 1000);
+  ck_assert_int_eq(cap_names_refresh(L), 0);
   /* Next sample: written again under the Lua name; then never again. */
   ck_assert_int_eq(cap_symbols_emit(w, late, 0), LJP_OK);
   ck_assert_int_eq(cap_symbols_emit(w, late, 0), LJP_OK);
