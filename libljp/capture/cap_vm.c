@@ -242,7 +242,7 @@ static uint32_t walk_frames(walk *w, uint64_t b)
   const uint64_t bot = w->stack + 8u * (uint64_t)vm->gc64;
   uint64_t f = b - 8, expect_pc = 0, varg_fn = 0;
   uint32_t steps = 0;
-  if ((b & 7) != 0 || f <= bot || b > w->lim)
+  if ((b & 7) != 0 || b <= bot + 8 || b > w->lim)
     return CAP_VMS_NOLUA;
   while (f > bot) {
     uint64_t fn, nf;
@@ -352,7 +352,8 @@ static int frame_base_ok(walk *w, uint64_t b, int lenient)
   const cap_vm *vm = w->vm;
   uint64_t f = b - 8;
   int64_t link;
-  if ((b & 7) != 0 || f <= w->stack + 8u * (uint64_t)vm->gc64 || b > w->lim)
+  /* b - 8 wraps for b < 8: compare b itself with the stack. */
+  if ((b & 7) != 0 || b <= w->stack + 8u * (1u + vm->gc64) || b > w->lim)
     return 0;
   if (frame_fn(w, f))
     return 1;
