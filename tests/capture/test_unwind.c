@@ -311,11 +311,16 @@ START_TEST(tables_cover_loaded_objects)
 {
   size_t nobj, nrows, bytes;
   uint64_t lo, hi;
+  struct timespec a, b;
   load_chain();
+  clock_gettime(CLOCK_MONOTONIC, &a);
   ck_assert_int_eq(cap_uw_init(), 0);
+  clock_gettime(CLOCK_MONOTONIC, &b);
   cap_uw_stats(&nobj, &nrows, &bytes);
-  fprintf(stderr, "tables: %zu objects, %zu rows, %zu bytes\n", nobj, nrows,
-          bytes);
+  fprintf(stderr, "tables: %zu objects, %zu rows, %zu bytes, built in "
+          "%.1f ms\n", nobj, nrows, bytes,
+          (double)(b.tv_sec - a.tv_sec) * 1e3 +
+              (double)(b.tv_nsec - a.tv_nsec) * 1e-6);
   ck_assert_uint_ge(nobj, 4);   /* exe, libc, ld.so, vdso, the chain... */
   ck_assert_uint_gt(nrows, 1000);
   /* Function ranges are the FDEs', which match the symbols' sizes. */
@@ -529,6 +534,72 @@ START_TEST(dlopen_after_build_is_stale_then_refreshed)
   if (!chain_exact(s_frames[0], s_n[0], s_flags[0], 1))
     dump("after refresh", s_frames[0], s_n[0], s_flags[0]);
   ck_assert(chain_exact(s_frames[0], s_n[0], s_flags[0], 1));
+  cap_uw_free();
+}
+END_TEST
+
+/* ---- rebuilds while unwinding --------------------------------------------- */
+
+static volatile int bg_stop;
+static volatile uint64_t bg_sink;
+
+static NOINLINE void bg_spin(void)
+{
+  uint64_t x = bg_sink;
+  while (!bg_stop) {
+    int i;
+    for (i = 0; i < 10000; i++)
+      x = x * 6364136223846793005u + (uint64_t)i;
+    bg_sink = x;
+  }
+}
+
+static void *bg_main(void *arg)
+{
+  (void)arg;
+  note_stack();
+  t_armed = 1;
+  bg_spin();
+  t_armed = 0;
+  __asm__ volatile("" ::: "memory");
+  return NULL;
+}
+
+/* A thread's ticks unwind while the VM thread loads and unloads an object
+ * and rebuilds the tables each time: a retired set outlives the unwinds
+ * that use it (the sanitizer build checks every read), and the ticks keep
+ * reaching the root. */
+START_TEST(rebuild_while_unwinding)
+{
+  pthread_t t;
+  uint32_t n, i, root = 0;
+  size_t o1, o2, r, by;
+  int k;
+  note_stack();
+  ck_assert_int_eq(cap_uw_init(), 0);
+  cap_uw_stats(&o1, &r, &by);
+  arm(MAXS);
+  ck_assert_int_eq(pthread_create(&t, NULL, bg_main, NULL), 0);
+  for (k = 0; k < 20000 && atomic_load(&s_count) < 200; k++) {
+    void *h = dlopen(UNWIND_CHAIN_SO, RTLD_NOW);
+    ck_assert_ptr_nonnull(h);
+    ck_assert_int_eq(cap_uw_refresh(), 0);
+    cap_uw_stats(&o2, &r, &by);
+    ck_assert_uint_eq(o2, o1 + 1);
+    ck_assert_int_eq(dlclose(h), 0);
+    ck_assert_int_eq(cap_uw_refresh(), 0);
+    cap_uw_stats(&o2, &r, &by);
+    ck_assert_uint_eq(o2, o1);
+  }
+  bg_stop = 1;
+  ck_assert_int_eq(pthread_join(t, NULL), 0);
+  n = disarm();
+  for (i = 0; i < n; i++)
+    root += s_flags[i] == CAP_UW_ROOT;
+  fprintf(stderr, "%d rebuilds: %u ticks on the thread, %u reach the root\n",
+          2 * k, n, root);
+  ck_assert_uint_ge(n, 100);
+  ck_assert_uint_ge(root * 100, n * 95);
   cap_uw_free();
 }
 END_TEST
@@ -786,6 +857,7 @@ static Suite *unwind_suite(void)
     {"thread_reaches_clone", thread_reaches_clone},
     {"dlopen_after_build_is_stale_then_refreshed",
      dlopen_after_build_is_stale_then_refreshed},
+    {"rebuild_while_unwinding", rebuild_while_unwinding},
     {"lua_c_function_reaches_main", lua_c_function_reaches_main},
     {"lua_interpreter_reaches_main", lua_interpreter_reaches_main},
     {"garbage_never_faults_or_loops", garbage_never_faults_or_loops},
