@@ -120,7 +120,8 @@ static uint64_t rdref(const cap_vm *vm, uint64_t a)
 /* A GC object of type gct at a: aligned, non-null, its type byte right. */
 static int is_gcobj(const cap_vm *vm, uint64_t a, uint8_t gct)
 {
-  if (a < 4096 || (a & 7) != 0 || (!vm->gc64 && a > UINT32_MAX))
+  uint64_t end = vm->gc64 ? UINT64_C(1) << 47 : UINT64_C(1) << 32;
+  if (a < 4096 || (a & 7) != 0 || a >= end)
     return 0;
   return rd8(a + vm->off_gct) == gct;
 }

@@ -89,7 +89,10 @@ typedef struct cap_vm {
   int flavor;            /* ljp_flavor: LJP_FLAVOR_LUAJIT / _OPENRESTY */
   uint64_t g;            /* the global_State of the probed VM */
   uint64_t interp_lo, interp_hi;   /* the interpreter's machine code
-                                      (lj_vm_asm_begin .. end) */
+                                      (lj_vm_asm_begin up to the FFI call
+                                      helper: the range of its FDE); 0..0
+                                      when not found, and then BASE is
+                                      never taken from a register */
   /* Offsets (bytes) and constants of the build; see cap_vm.c. */
   uint32_t off_L_glref, off_L_base, off_L_top, off_L_stack, off_L_maxstack,
            off_L_cframe, off_L_status;
