@@ -424,6 +424,70 @@ START_TEST(restart_from_return_address)
 }
 END_TEST
 
+/* ---- the PLT rule ---------------------------------------------------------- */
+
+static void noop_hook(void)
+{
+}
+
+/* A PLT entry and PLT0, on forged stacks: the linker's CFA expression
+ * (rsp + 8, or + 16 once the entry pushed its index) and PLT0's rows.  The
+ * return address is uwl_outer's call of uwl_mid, which the first frame's
+ * return-address scan does not accept for a PC in the PLT: only the rows
+ * can find it. */
+START_TEST(plt_entries)
+{
+  uint64_t st[8], f[8], plt, plt0;
+  const uint8_t *code;
+  uint32_t n, fl, idx;
+  cap_uw_regs r;
+  load_chain();
+  ck_assert_int_eq(cap_uw_init(), 0);
+  uwt_a(&s_stop, noop_hook);
+  /* uwl_mid calls the exported uwl_leaf through its PLT entry. */
+  code = (const uint8_t *)(uintptr_t)(uwl_ra[0] - 5);
+  ck_assert_uint_eq(code[0], 0xe8);
+  plt = uwl_ra[0] + (uint64_t)(int64_t)(int32_t)((uint32_t)code[1] |
+        (uint32_t)code[2] << 8 | (uint32_t)code[3] << 16 |
+        (uint32_t)code[4] << 24);
+  ck_assert_uint_eq(plt & 15, 0);
+  code = (const uint8_t *)(uintptr_t)plt;
+  ck_assert(code[0] == 0xff && code[6] == 0x68);   /* jmp *GOT; push $i */
+  idx = (uint32_t)code[7] | (uint32_t)code[8] << 8;
+  plt0 = plt - 16 * ((uint64_t)idx + 1);
+
+  memset(st, 0, sizeof st);
+  r.sp = (uint64_t)(uintptr_t)st;
+  r.fp = 0;
+  r.pc_is_return = 0;
+  /* At the entry's jmp: the return address on top. */
+  r.pc = plt;
+  st[0] = uwl_ra[1];
+  n = cap_uw_unwind(&r, r.sp, r.sp + sizeof st, f, 8, &fl);
+  ck_assert_uint_eq(n, 2);
+  ck_assert_uint_eq(f[1], uwl_ra[1]);
+  ck_assert_uint_eq(fl, CAP_UW_ROOT);   /* then uwl_outer reads a 0 */
+  /* After push $i (offset 11): one more slot. */
+  r.pc = plt + 11;
+  st[0] = idx;
+  st[1] = uwl_ra[1];
+  n = cap_uw_unwind(&r, r.sp, r.sp + sizeof st, f, 8, &fl);
+  ck_assert_uint_eq(n, 2);
+  ck_assert_uint_eq(f[1], uwl_ra[1]);
+  ck_assert_uint_eq(fl, CAP_UW_ROOT);
+  /* PLT0 after its push of GOT[1] (offset 6): two more slots. */
+  r.pc = plt0 + 6;
+  st[0] = 12345;
+  st[1] = idx;
+  st[2] = uwl_ra[1];
+  n = cap_uw_unwind(&r, r.sp, r.sp + sizeof st, f, 8, &fl);
+  ck_assert_uint_eq(n, 2);
+  ck_assert_uint_eq(f[1], uwl_ra[1]);
+  ck_assert_uint_eq(fl, CAP_UW_ROOT);
+  cap_uw_free();
+}
+END_TEST
+
 /* ---- a thread ------------------------------------------------------------ */
 
 static uint64_t thread_ra;
@@ -854,6 +918,7 @@ static Suite *unwind_suite(void)
     {"tables_cover_loaded_objects", tables_cover_loaded_objects},
     {"timer_ticks_in_c_chain", timer_ticks_in_c_chain},
     {"restart_from_return_address", restart_from_return_address},
+    {"plt_entries", plt_entries},
     {"thread_reaches_clone", thread_reaches_clone},
     {"dlopen_after_build_is_stale_then_refreshed",
      dlopen_after_build_is_stale_then_refreshed},
