@@ -360,7 +360,8 @@ uint64_t ljp_reader_error_offset(const ljp_reader *r);
 /* Stream facts, known once the corresponding prologue was returned. */
 ljp_kind ljp_reader_kind(const ljp_reader *r);
 unsigned ljp_reader_ljs_version(const ljp_reader *r);   /* 0 unknown */
-unsigned ljp_reader_event_version(const ljp_reader *r); /* ljm or ljp version */
+/* The ljm or ljp version; LJP_LJP_VERSION_X1 (0x81) for ljp x1. */
+unsigned ljp_reader_event_version(const ljp_reader *r);
 /* For ljs 2: 'a' (traces carry mcode) or 'b'; 0 otherwise. */
 int ljp_reader_ljs_layout(const ljp_reader *r);
 ljp_flavor ljp_reader_flavor(const ljp_reader *r);
