@@ -28,6 +28,7 @@
 
 #include "ljp.h"
 #include "ljp_capture.h"
+#include "cap_vm.h"
 
 #define CAP_HIDDEN __attribute__((visibility("hidden")))
 
@@ -38,6 +39,9 @@
 #define CAP_DEFAULT_FRAMES 64u
 #define CAP_MAX_FRAMES 1024u
 #define CAP_MAX_GUEST 512u
+/* Lua frames kept per tick read at the signal (cap_vm.c); deeper stacks
+ * keep their innermost frames and are marked incomplete. */
+#define CAP_DEFAULT_LUA_FRAMES 128u
 
 /* ---- symbols (cap_symbols.c) ------------------------------------------ */
 
@@ -97,14 +101,44 @@ CAP_HIDDEN void cap_traces_detach(lua_State *L);
 CAP_HIDDEN int cap_traces_attached(void);
 CAP_HIDDEN void cap_traces_free(void);
 CAP_HIDDEN cap_trace *cap_traces_find(uint64_t pc);
+/* The live trace numbered traceno, or NULL. */
+CAP_HIDDEN cap_trace *cap_traces_by_no(uint32_t traceno);
+
+/* ---- Lua prototypes read at the signal (cap_protos.c) ------------------ */
+
+/* The synthetic id (cap_ids) of the prototype at proto, whose chunk-name
+ * string is at chunk: cached by address, checked against chunk and
+ * firstline so that a reused address gets its new identity.  0 when the
+ * name cannot be read or memory runs out. */
+CAP_HIDDEN uint64_t cap_protos_id(uint64_t proto, uint64_t chunk,
+                                  uint32_t firstline);
+CAP_HIDDEN void cap_protos_free(void);
 
 /* ---- signal side (cap_signal.c) ---------------------------------------- */
+
+/* What the handler learned about one tick besides the host frames, when
+ * it reads the VM's own structures (cap_S.use_vm). */
+typedef struct cap_slot_meta {
+  uint64_t t_ns;                 /* CLOCK_MONOTONIC at the tick */
+  uint64_t L;                    /* the running coroutine (g->cur_L) */
+  int32_t vmstate;               /* g->vmstate */
+  uint16_t nlua;                 /* Lua frames in the slot */
+  uint8_t lua_status;            /* CAP_VMS_* */
+  uint8_t host_flags;            /* CAP_UW_* of the host unwind, or
+                                    CAP_SLOT_HOST_PARTIAL */
+} cap_slot_meta;
+
+/* host_flags: the host stack is known not to reach the thread's root. */
+#define CAP_SLOT_HOST_PARTIAL 0x80u
 
 typedef struct cap_ring {
   uint32_t nslots;
   uint32_t stride;               /* uint64_t per slot frames */
   uint64_t *frames;              /* nslots * stride */
   uint32_t *nframes;             /* frames captured per slot */
+  uint32_t lstride;              /* Lua frames per slot (use_vm) */
+  cap_vm_frame *lframes;         /* nslots * lstride */
+  cap_slot_meta *meta;           /* nslots */
   _Atomic uint32_t head;         /* written by the handler */
   _Atomic uint32_t tail;         /* written by the consumer */
 } cap_ring;
@@ -118,6 +152,8 @@ CAP_HIDDEN void cap_core_leave(void);
 /* Makes libgcc index the unwind tables registered since the last call, so
  * the handler's lookups never have to (see cap_signal.c). */
 CAP_HIDDEN void cap_unwind_settle(void);
+/* Whether pc lies in published JIT machine code. */
+CAP_HIDDEN int cap_signal_in_mcode(uint64_t pc);
 /* Publishes a machine-code range to the handler (stops unwinding there). */
 CAP_HIDDEN void cap_signal_note_mcode(uint64_t lo, uint64_t hi);
 CAP_HIDDEN void cap_signal_reset_mcode(void);
@@ -150,6 +186,18 @@ typedef struct cap_state {
   ljp_capture_writer writer;
   ljp_capture_on_stop on_stop;
   ljp_capture_backtracer backtracer;
+
+  /* The VM's own structures, read at the signal (cap_vm.c).  use_vm is 0
+   * when the probe refused the VM: the Lua stack is then taken at the next
+   * safe point with lua_getstack, as before (error says why). */
+  cap_vm lj;
+  int use_vm;
+  int own_unwinder;               /* host stacks from cap_unwind.c */
+  uint8_t format;                 /* 0x81 (ljp x1) or 2 (Tarantool's ljp 2) */
+  uint64_t main_L;                /* the main thread: coroutine id 1 */
+  uint64_t t_mono0;               /* CLOCK_MONOTONIC at start */
+  uint64_t period_ns;
+  char error[200];
 
   /* Shared with the handler. */
   cap_ring ring;
@@ -189,6 +237,11 @@ extern CAP_HIDDEN cap_state cap_S;
 /* cap_sample.c */
 CAP_HIDDEN void cap_profile_cb(void *data, lua_State *L, int samples,
                                int vmstate);
+/* cap_encode.c: ticks read at the signal (use_vm). */
+CAP_HIDDEN void cap_encode_reset(void);
+CAP_HIDDEN ljp_status cap_encode_begin(ljp_writer *w);
+CAP_HIDDEN void cap_encode_slot(uint32_t idx);
+CAP_HIDDEN void cap_encode_pending(void);
 /* Writes pending slots without a Lua stack (drain, stop). */
 CAP_HIDDEN void cap_flush_pending(void);
 CAP_HIDDEN void cap_sample_free(void);

@@ -272,6 +272,17 @@ void cap_profile_cb(void *data, lua_State *L, int samples, int vmstate)
   (void)data;
   if (!cap_S.running || samples <= 0)
     return;
+  if (cap_S.use_vm) {
+    /* Every tick is complete in its slot: nothing to pair. */
+    (void)L;
+    (void)vmstate;
+    cap_core_enter();
+    cap_encode_pending();
+    cap_note_writer();
+    cap_S.c.safepoint_ns += cap_now_ns(CLOCK_MONOTONIC) - t0;
+    cap_core_leave();
+    return;
+  }
   cap_core_enter();
   /* Without trace events there is no compile to settle after: do it here. */
   if (!cap_traces_attached())
@@ -324,6 +335,14 @@ void cap_flush_pending(void)
   uint64_t t0 = cap_now_ns(CLOCK_MONOTONIC);
   if (!r->frames)
     return;
+  if (cap_S.use_vm) {
+    cap_core_enter();
+    cap_encode_pending();
+    cap_note_writer();
+    cap_S.c.safepoint_ns += cap_now_ns(CLOCK_MONOTONIC) - t0;
+    cap_core_leave();
+    return;
+  }
   cap_core_enter();
   head = atomic_load_explicit(&r->head, memory_order_acquire);
   tail = atomic_load_explicit(&r->tail, memory_order_relaxed);

@@ -25,6 +25,7 @@
 #include <luajit.h>
 
 #include "cap_internal.h"
+#include "cap_unwind.h"
 
 /* Raw stack reads: AddressSanitizer's redzones are not errors here. */
 #if defined(__GNUC__)
@@ -95,6 +96,13 @@ void cap_signal_note_mcode(uint64_t lo, uint64_t hi)
 void cap_signal_reset_mcode(void)
 {
   atomic_store_explicit(&nzones, 0, memory_order_release);
+}
+
+static int in_mcode(uint64_t ip);
+
+int cap_signal_in_mcode(uint64_t pc)
+{
+  return in_mcode(pc);
 }
 
 static int in_mcode(uint64_t ip)
@@ -461,6 +469,132 @@ static uint32_t capture_stack(uint64_t pc, const void *uc, uint64_t *frames,
   return n;
 }
 
+/* ---- ticks read from the VM's own structures ------------------------------ */
+
+#if defined(__x86_64__)
+/* The interpreter's C frame on x86-64 (POSIX): LuaJIT's entry points push
+ * rbp, rbx, r15, r14 and reserve 5 words, so the frame holds 10 words with
+ * the return address into the caller (lua_pcall & co.) at word 9 and the
+ * caller's rbp at word 8.  JIT machine code runs on that frame (it has no
+ * CFI of its own), so a tick in a trace resumes the host unwind there. */
+#define CAP_CFRAME_RA 72
+#define CAP_CFRAME_RBP 64
+#define CAP_CFRAME_SIZE 80
+#endif
+
+/* Stack bounds for reads of the interrupted stack. */
+static void read_bounds(uint64_t sp, uint64_t *lo, uint64_t *hi)
+{
+  if (sp >= vm_stack_lo && sp < vm_stack_hi) {
+    *lo = vm_stack_lo;
+    *hi = vm_stack_hi;
+  } else {
+    /* A stack of the host's own (a fiber): the fault guard covers reads
+     * past its end. */
+    *lo = sp;
+    *hi = sp + ((uint64_t)1 << 20);
+  }
+}
+
+/* Unwinds the host stack with the capture core's own tables.  A PC in JIT
+ * machine code (at the start, or reached by unwinding out of a helper the
+ * trace called) continues from the interpreter's C frame. */
+CAP_RAW_READ static uint32_t own_unwind(const void *ucv, uint64_t cframe,
+                                        uint64_t *frames, uint32_t cap,
+                                        uint8_t *hflags)
+{
+  uint32_t n = 0, fl = 0;
+  uint64_t lo, hi;
+#if defined(__x86_64__)
+  const ucontext_t *uc = ucv;
+  cap_uw_regs r;
+  int restarted = 0;
+  if (!uc || cap == 0) {
+    *hflags = CAP_SLOT_HOST_PARTIAL;
+    return 0;
+  }
+  r.pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+  r.sp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
+  r.fp = (uint64_t)uc->uc_mcontext.gregs[REG_RBP];
+  r.pc_is_return = 0;
+  read_bounds(r.sp, &lo, &hi);
+  for (;;) {
+    uint32_t k;
+    if (in_mcode(r.pc)) {
+      /* The machine code itself names the trace; then its caller. */
+      frames[n++] = r.pc;
+      k = 0;
+    } else {
+      k = cap_uw_unwind(&r, lo, hi, frames + n, cap - n, &fl);
+      n += k;
+      if (!(fl & CAP_UW_NOINFO) || n == 0 || !in_mcode(frames[n - 1]))
+        break;
+    }
+    if (restarted || !cframe || n >= cap || cframe < lo ||
+        cframe + CAP_CFRAME_SIZE > hi || (cframe & 7))
+      break;
+    r.pc = *(const uint64_t *)(uintptr_t)(cframe + CAP_CFRAME_RA);
+    r.fp = *(const uint64_t *)(uintptr_t)(cframe + CAP_CFRAME_RBP);
+    r.sp = cframe + CAP_CFRAME_SIZE;
+    r.pc_is_return = 1;
+    restarted = 1;
+    fl = 0;
+  }
+  *hflags = (uint8_t)(fl & 0x7f);
+  if (!(fl & CAP_UW_ROOT))
+    *hflags |= CAP_SLOT_HOST_PARTIAL;
+#else
+  (void)ucv; (void)cframe; (void)frames; (void)cap; (void)lo; (void)hi;
+  (void)fl;
+  *hflags = CAP_SLOT_HOST_PARTIAL;
+#endif
+  return n;
+}
+
+/* Fills slot idx from the VM's structures and the interrupted context. */
+static void capture_vm(uint32_t idx, uint64_t pc, const void *uc)
+{
+  cap_ring *r = &cap_S.ring;
+  cap_slot_meta *m = &r->meta[idx];
+  cap_vm_frame *lf = r->lframes + (size_t)idx * r->lstride;
+  uint64_t *frames = r->frames + (size_t)idx * r->stride;
+  volatile uint32_t nl = 0, nh = 0;
+  cap_vm_info info;
+  uint32_t lmax = cap_S.mode == LJP_CAPTURE_CALLGRAPH ? r->lstride : 1;
+
+  memset(&info, 0, sizeof info);
+  info.vmstate = CAP_VMST_C;
+  info.status = CAP_VMS_NOLUA;
+  m->host_flags = CAP_SLOT_HOST_PARTIAL;
+  if (sigsetjmp(bt_jmp, 0) == 0) {
+    bt_guard = 1;
+    nl = cap_vm_walk(&cap_S.lj, uc, &info, lf, lmax);
+    if (cap_S.mode == LJP_CAPTURE_CALLGRAPH && cap_S.own_unwinder) {
+      uint8_t hf = CAP_SLOT_HOST_PARTIAL;
+      nh = own_unwind(uc, info.cframe, frames, cap_S.max_frames, &hf);
+      m->host_flags = hf;
+    }
+    bt_guard = 0;
+  } else {
+    atomic_fetch_add_explicit(&cap_S.unwind_faults, 1, memory_order_relaxed);
+    if (info.status == CAP_VMS_OK)
+      info.status = CAP_VMS_REJECTED;
+  }
+  if (cap_S.mode == LJP_CAPTURE_CALLGRAPH && !cap_S.own_unwinder) {
+    nh = capture_stack(pc, uc, frames, r->stride);
+  } else if (nh == 0 && pc) {
+    frames[0] = pc;
+    nh = 1;
+  }
+  if (nl > lmax)
+    nl = lmax;
+  m->vmstate = info.vmstate;
+  m->L = info.L;
+  m->nlua = (uint16_t)nl;
+  m->lua_status = (uint8_t)info.status;
+  r->nframes[idx] = nh;
+}
+
 /* ---- the handler -------------------------------------------------------- */
 
 static void chain_luajit(int sig, siginfo_t *si, void *uc)
@@ -499,7 +633,10 @@ static void cap_on_signal(int sig, siginfo_t *si, void *uc)
     uint32_t idx = head % r->nslots;
     uint64_t *frames = r->frames + (size_t)idx * r->stride;
     uint64_t pc = uc_pc(uc);
-    if (cap_S.mode == LJP_CAPTURE_CALLGRAPH) {
+    if (cap_S.use_vm) {
+      r->meta[idx].t_ns = t0;
+      capture_vm(idx, pc, uc);
+    } else if (cap_S.mode == LJP_CAPTURE_CALLGRAPH) {
       r->nframes[idx] = capture_stack(pc, uc, frames, r->stride);
     } else {
       /* D needs the PC for trace attribution, L only the leaf. */
@@ -573,7 +710,7 @@ int cap_signal_arm(lua_State *L, int timer, uint64_t period_us)
   ours.sa_sigaction = cap_on_signal;
   ours.sa_flags = SA_SIGINFO | SA_RESTART;
   sigemptyset(&ours.sa_mask);
-  if (cap_S.mode == LJP_CAPTURE_CALLGRAPH)
+  if (cap_S.mode == LJP_CAPTURE_CALLGRAPH || cap_S.use_vm)
     guard_install();
   atomic_store_explicit(&cap_S.armed, 1, memory_order_release);
   sigaction(SIGPROF, &ours, NULL);

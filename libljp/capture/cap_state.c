@@ -13,6 +13,7 @@
 #include <luajit.h>
 
 #include "cap_internal.h"
+#include "cap_unwind.h"
 
 cap_state cap_S;
 
@@ -21,6 +22,10 @@ static const char sentinel_key = 0;
 
 int ljp_capture_flavor(void)
 {
+  /* The VM that runs is what counts: a module built against stock headers
+   * can be loaded into OpenResty's luajit2. */
+  if (cap_S.lj.ok && cap_S.lj.flavor)
+    return cap_S.lj.flavor;
 #ifdef OPENRESTY_LUAJIT
   return LJP_FLAVOR_OPENRESTY;
 #else
@@ -113,11 +118,20 @@ static void release(void)
   cap_S.w = NULL;
   free(cap_S.ring.frames);
   free(cap_S.ring.nframes);
+  free(cap_S.ring.lframes);
+  free(cap_S.ring.meta);
   memset(&cap_S.ring, 0, sizeof cap_S.ring);
+  cap_protos_free();
+  cap_uw_free();
   cap_symbols_free();
   cap_ids_free();
   cap_traces_free();
   cap_sample_free();
+}
+
+const char *ljp_capture_error(void)
+{
+  return cap_S.error;
 }
 
 static int fail_start(const struct ljp_capture_options *o, int status)
@@ -168,6 +182,7 @@ int ljp_capture_start(lua_State *L, const struct ljp_capture_options *o)
   if (o->mode > LJP_CAPTURE_CALLGRAPH ||
       (o->interval == 0 && o->interval_us == 0) || o->timer < 0 ||
       o->timer > LJP_CAPTURE_TIMER_WALL ||
+      (o->format != 0 && o->format != 2) ||
       (o->mode != LJP_CAPTURE_DEFAULT &&
        (!o->buf || !o->len || !cap_S.writer || !cap_S.on_stop))) {
     if (cap_S.on_stop)
@@ -201,6 +216,19 @@ int ljp_capture_start(lua_State *L, const struct ljp_capture_options *o)
   cap_S.writer_errno = 0;
   cap_S.writer_failed = 0;
   cap_S.vm = vm_of(L);
+  cap_S.format = o->format == 2 ? 2 : 0x81;
+  cap_S.period_ns = period_us * 1000u;
+  cap_S.error[0] = '\0';
+  /* Read the VM's own structures at the signal when its layout is proven
+   * (cap_vm_probe walks known stacks both ways); otherwise fall back to
+   * the Lua stack at the next safe point, and say why. */
+  memset(&cap_S.lj, 0, sizeof cap_S.lj);
+  cap_S.use_vm = cap_vm_probe(L, &cap_S.lj, cap_S.error,
+                              sizeof cap_S.error) == 0;
+  if (!cap_S.use_vm)
+    cap_S.lj.ok = 0;
+  cap_S.main_L = lua_pushthread(L) ? (uint64_t)(uintptr_t)L : 0;
+  lua_pop(L, 1);
 
   slots = o->ring_slots ? o->ring_slots : CAP_DEFAULT_SLOTS;
   frames = o->max_frames ? o->max_frames : CAP_DEFAULT_FRAMES;
@@ -216,6 +244,26 @@ int ljp_capture_start(lua_State *L, const struct ljp_capture_options *o)
   cap_S.ring.nframes = malloc((size_t)slots * sizeof(uint32_t));
   if (!cap_S.ring.frames || !cap_S.ring.nframes)
     return fail_start(o, LJP_CAPTURE_ERRMEM);
+  if (cap_S.use_vm) {
+    uint32_t lf = o->max_lua_frames ? o->max_lua_frames
+                                    : CAP_DEFAULT_LUA_FRAMES;
+    if (lf > CAP_MAX_GUEST)
+      lf = CAP_MAX_GUEST;
+    cap_S.ring.lstride = lf;
+    cap_S.ring.lframes = calloc((size_t)slots * lf, sizeof(cap_vm_frame));
+    cap_S.ring.meta = calloc(slots, sizeof(cap_slot_meta));
+    if (!cap_S.ring.lframes || !cap_S.ring.meta)
+      return fail_start(o, LJP_CAPTURE_ERRMEM);
+    /* calloc'd pages may be untouched: touch them (see below). */
+    memset(cap_S.ring.lframes, 0, (size_t)slots * lf * sizeof(cap_vm_frame));
+    memset(cap_S.ring.meta, 0, (size_t)slots * sizeof(cap_slot_meta));
+  }
+  /* Host stacks: unwind tables of our own, built now, outside any
+   * handler; a custom backtracer replaces them. */
+  cap_S.own_unwinder = 0;
+  if (o->mode == LJP_CAPTURE_CALLGRAPH && !cap_S.backtracer &&
+      cap_uw_init() == 0)
+    cap_S.own_unwinder = 1;
   /* Touch every page now: the handler must not take page faults on fresh
    * memory in the middle of a run. */
   memset(cap_S.ring.frames, 0, (size_t)slots * stride * sizeof(uint64_t));
@@ -240,8 +288,11 @@ int ljp_capture_start(lua_State *L, const struct ljp_capture_options *o)
     }
     ljp_write_symtab_begin(cap_S.w, 3, 0);
     ljp_write_symtab_end(cap_S.w);
-    ljp_write_stream_begin(cap_S.w, LJP_KIND_SYSPROF, 2,
-                           (ljp_flavor)ljp_capture_flavor(), 0);
+    if (cap_S.use_vm)
+      cap_encode_begin(cap_S.w);
+    else
+      ljp_write_stream_begin(cap_S.w, LJP_KIND_SYSPROF, 2,
+                             (ljp_flavor)ljp_capture_flavor(), 0);
     /* Write the header now: an unusable destination fails the start. */
     if (ljp_writer_flush(cap_S.w) != LJP_OK) {
       int e = cap_S.writer_errno;
@@ -252,6 +303,8 @@ int ljp_capture_start(lua_State *L, const struct ljp_capture_options *o)
     }
   }
   cap_backtracer_warmup();
+  cap_S.t_mono0 = cap_now_ns(CLOCK_MONOTONIC);
+  cap_encode_reset();
   cap_S.session++;
   cap_S.running = 1;
   st = cap_signal_arm(L, o->timer, period_us);
@@ -274,6 +327,7 @@ static void snapshot(struct ljp_capture_counters *c, uint64_t elapsed)
   c->unwind_faults = atomic_load(&cap_S.unwind_faults);
   c->elapsed_ns = elapsed;
   c->rate_hz = elapsed ? (double)c->ticks * 1e9 / (double)elapsed : 0.0;
+  c->vm_reader = cap_S.use_vm;
 }
 
 int cap_stop_internal(lua_State *L, int closing)

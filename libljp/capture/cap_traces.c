@@ -73,6 +73,15 @@ cap_trace *cap_traces_find(uint64_t pc)
   return NULL;
 }
 
+cap_trace *cap_traces_by_no(uint32_t traceno)
+{
+  size_t i;
+  for (i = 0; i < ntr; i++)
+    if (tr[i].traceno == traceno)
+      return &tr[i];
+  return NULL;
+}
+
 static int on_trace_core(lua_State *L);
 
 /* jit.attach handler: ("start", tr, func, pc, parent, exitno),
@@ -90,6 +99,10 @@ static int on_trace(lua_State *L)
                        strcmp(what, "abort") == 0 ||
                        strcmp(what, "flush") == 0);
   cap_core_enter();
+  /* Ticks read at the signal name their trace by number: write them
+   * while the map still describes the traces they ran in. */
+  if (cap_S.use_vm && what && strcmp(what, "flush") == 0)
+    cap_flush_pending();
   if (started)
     cap_S.compiling = 1;
   on_trace_core(L);

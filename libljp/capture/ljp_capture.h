@@ -134,6 +134,11 @@ struct ljp_capture_options {
   uint32_t interval_us;  /* if non-zero, overrides interval (wall/thread) */
   uint32_t ring_slots;   /* pending ticks kept, default 1024 */
   uint32_t max_frames;   /* host frames per sample, default 64 (max 1024) */
+  /* Stream format: 0 (default) ljp's extended sysprof stream ("ljp x1":
+   * callers of trace samples, time and coroutine per sample); 2 Tarantool's
+   * ljp version 2, which Tarantool's own parser reads. */
+  uint8_t format;
+  uint32_t max_lua_frames; /* Lua frames per sample, default 128 (max 512) */
 };
 
 /* Counters.  The first eleven are luam_Sysprof_Counters, in order; the ten
@@ -155,6 +160,13 @@ struct ljp_capture_counters {
   uint64_t safepoint_ns; /* total time spent pairing + encoding samples */
   uint64_t unwind_faults;/* unwinds cut short by a fault the handler caught
                             (the frames found before it are kept) */
+  uint64_t lua_rejected; /* Lua frame chains caught mid-update and cut */
+  uint64_t host_incomplete; /* samples outside traces whose host stack
+                            does not reach the thread's root frame */
+  int vm_reader;         /* 1: stacks read at the signal from the VM's own
+                            structures; 0: the VM's layout was not
+                            recognised, Lua stacks taken at the next safe
+                            point (ljp_capture_error() says why) */
 };
 
 /* Starts profiling L's VM.  ERRUSE: mode > 2, interval == 0, bad timer, or
@@ -184,6 +196,10 @@ LJP_CAPTURE_API int ljp_capture_drain(struct lua_State *L);
 /* The producer flavor this build writes into the ljp prologue's first
  * reserved byte: 1 stock LuaJIT, 2 OpenResty luajit2. */
 LJP_CAPTURE_API int ljp_capture_flavor(void);
+
+/* Why the last start refused the VM's layout (vm_reader == 0), or why it
+ * failed; "" when there is nothing to say.  Valid until the next start. */
+LJP_CAPTURE_API const char *ljp_capture_error(void);
 
 #ifdef __cplusplus
 }

@@ -129,6 +129,15 @@ static int l_start(lua_State *L)
     else
       return misuse(L);
   }
+  /* format = 2: Tarantool's ljp 2 stream, which Tarantool's parser
+   * reads; default: ljp's extended stream. */
+  lua_getfield(L, 1, "format");
+  if (!lua_isnil(L, -1)) {
+    if (lua_type(L, -1) != LUA_TNUMBER ||
+        (lua_tonumber(L, -1) != 2 && lua_tonumber(L, -1) != 0))
+      return misuse(L);
+    o.format = (uint8_t)lua_tonumber(L, -1);
+  }
   lua_settop(L, 1);
   if (cap_S.running)
     return push_error(L, "profiler is running already", EINVAL);
@@ -217,6 +226,18 @@ static int l_report(lua_State *L)
   set_num(L, "rate", c.rate_hz);
   set_num(L, "handler_ns", (double)c.handler_ns);
   set_num(L, "safepoint_ns", (double)c.safepoint_ns);
+  set_num(L, "lua_rejected", (double)c.lua_rejected);
+  set_num(L, "host_incomplete", (double)c.host_incomplete);
+  set_num(L, "unwind_faults", (double)c.unwind_faults);
+  /* How Lua stacks were taken: "signal" (the VM's own structures, read
+   * at the tick) or "safepoint" (its layout was not recognised; why in
+   * reader_error). */
+  lua_pushstring(L, c.vm_reader ? "signal" : "safepoint");
+  lua_setfield(L, -2, "reader");
+  if (!c.vm_reader && ljp_capture_error()[0]) {
+    lua_pushstring(L, ljp_capture_error());
+    lua_setfield(L, -2, "reader_error");
+  }
   return 1;
 }
 

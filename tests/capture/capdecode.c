@@ -65,13 +65,24 @@ static int decode(ljp_reader *r, cap_decoded *d)
       sb_add(&b, ljp_vmstate_name(s->vmstate),
              strlen(ljp_vmstate_name(s->vmstate)));
       sb_add(&b, "|", 1);
+      if (s->has_time) {
+        d->x1_samples++;
+        if (s->flags & LJP_SAMPLE_LUA_INCOMPLETE)
+          d->lua_incomplete++;
+        if (s->flags & LJP_SAMPLE_HOST_INCOMPLETE)
+          d->host_incomplete++;
+        if (s->time_ns < d->last_time_ns)
+          d->time_backwards++;
+        d->last_time_ns = s->time_ns;
+      }
       if (s->vmstate == LJP_VMST_TRACE) {
         if (!s->trace.sym)
           d->undefined_refs++;
         sb_frame(&b, &s->trace, fl);
-      } else {
+      }
+      {
         for (i = 0; i < s->lua_count; i++) {
-          if (i)
+          if (i || s->vmstate == LJP_VMST_TRACE)
             sb_add(&b, ";", 1);
           if (!s->lua[i].sym && s->lua[i].kind != LJP_FRAME_FFUNC)
             d->undefined_refs++;
@@ -85,6 +96,11 @@ static int decode(ljp_reader *r, cap_decoded *d)
             d->undefined_refs++;
           sb_frame(&b, &s->host[i], fl);
         }
+      }
+      if (s->has_time) {
+        char co[32];
+        snprintf(co, sizeof co, "|co=%llu", (unsigned long long)s->coro);
+        sb_add(&b, co, strlen(co));
       }
       add_line(d, b.p ? b.p : calloc(1, 1));
     }

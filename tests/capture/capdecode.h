@@ -3,7 +3,11 @@
  * one text line per sample, so tests can assert on names:
  *
  *   "LFUNC|@fib.lua:1;@fib.lua:0|lua_pcall;main;..."   (innermost first)
- *   "TRACE|TRACE [1] @fib.lua:5"
+ *   "TRACE|TRACE [1] @fib.lua:5;@fib.lua:1;@fib.lua:0|lua_pcall;..."
+ *
+ * (the trace, then the Lua stack of the trace's function and its callers;
+ * both stacks are empty in ljp 2 streams).  Samples of ljp x1 streams end
+ * in "|co=N", the coroutine id.
  */
 #ifndef CAPDECODE_H
 #define CAPDECODE_H
@@ -21,6 +25,9 @@ typedef struct cap_decoded {
   uint64_t samples, vmstate[LJP_VMST__MAX];
   uint64_t undefined_refs;  /* frames naming no symbol defined before */
   uint64_t sym_lfunc, sym_cfunc, sym_trace;
+  uint64_t x1_samples;      /* samples with time and coroutine */
+  uint64_t lua_incomplete, host_incomplete, time_backwards;
+  uint64_t last_time_ns;
   char **lines;
   size_t nlines;
 } cap_decoded;
