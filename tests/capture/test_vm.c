@@ -527,6 +527,102 @@ START_TEST(c_api_resume_ends_at_the_coroutine)
 }
 END_TEST
 
+/* walkhere(): a walk from a C function, kept for the test to look at. */
+static cap_vm_frame here_fr[MAXF];
+static cap_vm_info here_info;
+static uint32_t here_n;
+
+static int walkhere(lua_State *L)
+{
+  (void)L;
+  if (here_n == 0)
+    here_n = cap_vm_walk(&vm, NULL, &here_info, here_fr, MAXF);
+  return 0;
+}
+
+static const char ffi_cb_lua[] =
+  "local ffi = require('ffi')\n"
+  "ffi.cdef[[void qsort(void *, size_t, size_t, int (*)(const void *, const void *));]]\n"
+  "local cb = ffi.cast('int (*)(const void *, const void *)', function(a, b)\n"
+  "  walkhere() return ffi.cast('const int *', a)[0] - ffi.cast('const int *', b)[0] end)\n"
+  "local a = ffi.new('int[3]', 3, 1, 2)\n"
+  "local function sorter() ffi.C.qsort(a, 3, 4, cb) return 1 end\n"
+  "sorter()\n"
+  "cb:free()\n";
+
+/* A Lua callback called by C code through the FFI: its frame's link is a
+ * continuation, which is a C boundary like lua_call's. */
+START_TEST(ffi_callback_is_a_c_boundary)
+{
+  lua_State *L = new_state();
+  want w[] = {
+    {CAP_VMF_CFUNC, (uint64_t)(uintptr_t)walkhere}, {CAP_VMF_LUA, 3},
+    {CAP_VMF_CBOUND, 0}, {CAP_VMF_FFUNC, 0}, {CAP_VMF_LUA, 6},
+    {CAP_VMF_LUA, 0}, {CAP_VMF_CBOUND, 0}
+  };
+  sample s;
+  lua_register(L, "walkhere", walkhere);
+  /* Calling a cdata function is the __call builtin of cdata. */
+  w[3].v = (uint64_t)lua_int(L, "local ffi = require('ffi') "
+                             "return require('jit.util').funcinfo("
+                             "debug.getmetatable(ffi.new('int[1]')).__call).ffid");
+  here_n = 0;
+  run(L, ffi_cb_lua, "@ffi.lua");
+  memset(&s, 0, sizeof s);
+  s.info = here_info;
+  s.n = here_n;
+  memcpy(s.fr, here_fr, sizeof s.fr);
+  ck_assert_msg(chain_is(&s, w, 7, "@ffi.lua"), "status %u, %u frames",
+                (unsigned)s.info.status, (unsigned)s.n);
+  /* Two different C frames, the callback's nearer the stack top. */
+  ck_assert_uint_ne(s.fr[2].addr, 0);
+  ck_assert_uint_lt(s.fr[2].addr, s.fr[6].addr);
+  lua_close(L);
+}
+END_TEST
+
+/* walkcost(): the time of one walk of the caller's chain, in ns. */
+static int walkcost(lua_State *L)
+{
+  cap_vm_frame fr[MAXF];
+  cap_vm_info info;
+  struct timespec a, b;
+  uint32_t n = 0;
+  int i;
+  clock_gettime(CLOCK_MONOTONIC, &a);
+  for (i = 0; i < 100000; i++)
+    n += cap_vm_walk(&vm, NULL, &info, fr, MAXF);
+  clock_gettime(CLOCK_MONOTONIC, &b);
+  lua_pushnumber(L, ((double)(b.tv_sec - a.tv_sec) * 1e9 +
+                     (double)(b.tv_nsec - a.tv_nsec)) / 100000.0);
+  lua_pushinteger(L, (lua_Integer)(n / 100000));
+  return 2;
+}
+
+START_TEST(walk_cost)
+{
+  lua_State *L = new_state();
+  double ns;
+  int frames;
+  lua_register(L, "walkcost", walkcost);
+  run(L, "local function c() ns, frames = walkcost() return 1 end\n"
+         "local function b() local r = c() return r end\n"
+         "local function a() local r = b() return r end\n"
+         "pcall(a)", "=cost");
+  lua_getglobal(L, "ns");
+  lua_getglobal(L, "frames");
+  ns = lua_tonumber(L, -2);
+  frames = (int)lua_tointeger(L, -1);
+  fprintf(stderr, "test_vm walk cost: %.0f ns for %d frames\n", ns, frames);
+  /* walkcost, c, b, a, pcall, main chunk, C boundary. */
+  ck_assert_int_eq(frames, 7);
+  /* Generous: a handler that runs every millisecond must stay in the
+   * microseconds. */
+  ck_assert_double_lt(ns, 20000.0);
+  lua_close(L);
+}
+END_TEST
+
 /* Everything that moves frames around: metamethods (continuation
  * frames), errors caught by pcall, deep recursion that reallocates the
  * stack, varargs, tail calls, coroutines that yield, builtins calling
@@ -631,6 +727,8 @@ static Suite *vm_suite(void)
     {"sort_comparator_under_its_builtin", sort_comparator_under_its_builtin},
     {"coroutine_frames_are_its_own", coroutine_frames_are_its_own},
     {"c_api_resume_ends_at_the_coroutine", c_api_resume_ends_at_the_coroutine},
+    {"ffi_callback_is_a_c_boundary", ffi_callback_is_a_c_boundary},
+    {"walk_cost", walk_cost},
     {"soak_interpreter", soak_interpreter},
     {"soak_jit", soak_jit},
   };
