@@ -165,6 +165,8 @@ for p in $gen1 $survivor $respawned; do
   c_samples=$(field samples "$r") c_trace=$(field trace "$r")
   c_gc=$(field gc "$r") c_nontrace=$(field nontrace "$r")
   c_lua=$(field lua "$r") c_hostok=$(field hostok "$r")
+  c_badpc=$(field badpc "$r") c_badjit=$(field badjit "$r")
+  c_badother=$(field badother "$r")
   c_hot=$(field hot "$r") c_hottop=$(field hottop "$r")
   c_toplua=$(field toplua "$r") c_topfn=$(field topfn "$r")
   c_topfn_samples=$(field topfn_samples "$r")
@@ -181,6 +183,8 @@ for p in $gen1 $survivor $respawned; do
   echo "worker $p: $c_samples samples ($c_trace trace, $c_gc GC)"
   echo "  non-trace samples with Lua frames: $c_lua of $c_nontrace;" \
     "host stack main -> ngx_http_lua_* -> Lua: $c_hostok ($(pct "$c_hostok" "$c_lua") %)"
+  echo "  the others: $c_badpc the interrupted PC alone, $c_badjit ending in" \
+    "JIT code, $c_badother other"
   echo "  hot_score on the Lua stack: $c_hot ($(pct "$c_hot" "$c_samples") % of all samples)"
   echo "  hot_score as top Lua function: $c_hottop of $c_toplua ($(pct "$c_hottop" "$c_toplua") %);" \
     "most frequent top: $c_topfn ($c_topfn_samples)"

@@ -1,14 +1,18 @@
 # Reads `ljpdump -e PROFILE` of one nginx worker and prints one line of
 # counts for tests/capture/nginx.sh:
 #
-#   samples= trace= gc= nontrace= lua= hostok= hostonly= hot= hottop= toplua=
-#   topfn= topfn_samples=
+#   samples= trace= gc= nontrace= lua= hostok= badpc= badjit= badother=
+#   hostonly= hot= hottop= toplua= topfn= topfn_samples=
 #
 #   trace     TRACE samples; nontrace = samples - trace
 #   lua       non-trace samples with a non-empty Lua stack
 #   hostok    of those, samples whose host stack holds `main` and, deeper,
 #             an ngx_http_lua_* frame (the request went main -> nginx's
 #             event loop -> lua-nginx-module -> the VM -> these Lua frames)
+#   badpc, badjit, badother
+#             the other samples of `lua`: host stack of the interrupted PC
+#             alone; outermost host frame in JIT machine code (a raw
+#             address: trace exits); anything else
 #   hostonly  non-trace samples without Lua frames (GC included)
 #   hot       samples with the hot function on the Lua stack, or in a trace
 #             whose start function is the hot function
@@ -96,6 +100,12 @@ $2 != "sample" { next }
       }
       if (ok)
         hostok++
+      else if (nh <= 1)
+        badpc++             # the interrupted PC alone: no unwinding
+      else if (host[1] ~ /^0x/)
+        badjit++            # the walk ended in JIT machine code
+      else
+        badother++
     }
     for (i = nl; i >= 1; i--) {
       if (lua[i] == hot)
@@ -120,7 +130,9 @@ END {
         (topcount[f] == topcount[best] && f < best))
       best = f
   printf "samples=%d trace=%d gc=%d nontrace=%d lua=%d hostok=%d " \
+         "badpc=%d badjit=%d badother=%d " \
          "hostonly=%d hot=%d hottop=%d toplua=%d topfn=%s topfn_samples=%d\n",
-         samples, trace, gc, samples - trace, luan, hostok, hostonly, hotn,
-         hottop, toplua, best == "" ? "-" : best, best == "" ? 0 : topcount[best]
+         samples, trace, gc, samples - trace, luan, hostok, badpc, badjit,
+         badother, hostonly, hotn, hottop, toplua,
+         best == "" ? "-" : best, best == "" ? 0 : topcount[best]
 }
