@@ -13,7 +13,8 @@
 # are built against the unpacked luajit2 in BUILDDIR/build, or taken from
 # the build tree $LJP_BUILD.  Profiles and logs are kept in
 # BUILDDIR/nginx-result.  Needs: network access to the Debian archive on
-# the first run, cmake, a C compiler (wrk and nginx come from the archive).
+# the first run (apt lists updated), cmake, a C compiler; nginx and wrk
+# come from the archive.
 #
 # Always checked: no failed request, the same workers before and after the
 # load, every profile complete and decoded by ljpdump and ljpfold, at least

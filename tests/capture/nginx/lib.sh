@@ -24,9 +24,12 @@ ngx_unpack() {
   ngx_root=$ngx_build/nginx-root
   if [ ! -f "$ngx_root/.unpacked" ]; then
     mkdir -p "$ngx_root/debs"
+    # apt warns when root downloads into a folder its sandbox user cannot
+    # write; the messages are shown only when the download fails.
     # shellcheck disable=SC2086  # the list is split on purpose
-    ( cd "$ngx_root/debs" && apt-get download $ngx_debs ) >/dev/null ||
-      ngx_die "apt-get download failed"
+    ( cd "$ngx_root/debs" && apt-get download $ngx_debs ) \
+      >"$ngx_root/apt.log" 2>&1 ||
+      { cat "$ngx_root/apt.log" >&2; ngx_die "apt-get download failed"; }
     for _ngx_deb in "$ngx_root"/debs/*.deb; do dpkg -x "$_ngx_deb" "$ngx_root"; done
     touch "$ngx_root/.unpacked"
   fi
