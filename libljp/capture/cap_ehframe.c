@@ -613,95 +613,120 @@ static int do_fde(const cap_ehf_mem *m, uint64_t addr, uint64_t base,
   }
 }
 
+/* Adds an FDE reference to *v. */
+static int add_ref(fde_ref **v, size_t *n, size_t *cap, uint64_t start,
+                   uint64_t addr)
+{
+  if (*n == *cap) {
+    size_t nc = *cap ? *cap * 2 : 256;
+    fde_ref *nv = realloc(*v, nc * sizeof *nv);
+    if (!nv)
+      return -1;
+    *v = nv;
+    *cap = nc;
+  }
+  (*v)[*n].start = start;
+  (*v)[*n].addr = addr;
+  (*n)++;
+  return 0;
+}
+
+/* The FDEs of the .eh_frame at eh, walked up to its zero terminator or
+ * its segment's end.  -1 when out of memory. */
+static int walk_eh(const cap_ehf_mem *m, uint64_t eh, fde_ref **v,
+                   size_t *n)
+{
+  size_t cap = 0;
+  uint64_t p = eh;
+  cie cc;
+  memset(&cc, 0, sizeof cc);
+  for (;;) {
+    int term;
+    rd e = rd_entry(m, p, &term);
+    uint64_t idp, id, next;
+    if (e.bad || term)
+      return 0;
+    next = e.end;
+    idp = e.p;
+    id = rd_u(&e, 4);
+    if (!e.bad && id != 0 && id <= idp) {
+      if (cc.addr != idp - id)
+        parse_cie(m, idp - id, &cc);
+      if (cc.ok) {
+        uint64_t st = rd_ptr(&e, cc.fde_enc, 0);
+        if (!e.bad && add_ref(v, n, &cap, st, p) != 0)
+          return -1;
+      }
+    }
+    p = next;
+  }
+}
+
 /* The FDEs listed by the binary-search table of .eh_frame_hdr, or found by
- * walking .eh_frame when there is no usable table. */
-static fde_ref *list_fdes(const cap_ehf_mem *m, uint64_t hdr, size_t *count)
+ * walking .eh_frame when there is no usable table.  -1 when out of
+ * memory. */
+static int list_fdes(const cap_ehf_mem *m, uint64_t hdr, fde_ref **v,
+                     size_t *count)
 {
   rd r = rd_at(m, hdr);
   uint8_t ver = (uint8_t)rd_u(&r, 1);
   uint8_t fp_enc = (uint8_t)rd_u(&r, 1);
   uint8_t cnt_enc = (uint8_t)rd_u(&r, 1);
   uint8_t tab_enc = (uint8_t)rd_u(&r, 1);
-  uint64_t eh, n = 0, i;
-  fde_ref *v = NULL;
-  *count = 0;
+  uint64_t eh, n, i;
   if (r.bad || ver != 1)
-    return NULL;
+    return 0;
   eh = rd_ptr(&r, fp_enc, hdr);
   if (r.bad)
-    return NULL;
-  if (cnt_enc != PE_OMIT && tab_enc == 0x3b) {
-    n = rd_ptr(&r, cnt_enc, hdr);
-    if (r.bad || !rd_need(&r, n * 8) || n > (1u << 26))
-      return NULL;
-    v = malloc((n ? n : 1) * sizeof *v);
-    if (!v)
-      return NULL;
-    for (i = 0; i < n; i++) {
-      v[i].start = hdr + (uint64_t)sext(rd_u(&r, 4), 4);
-      v[i].addr = hdr + (uint64_t)sext(rd_u(&r, 4), 4);
-    }
-  } else {
-    /* Walk .eh_frame up to its zero terminator or its segment's end. */
-    size_t cap = 0;
-    uint64_t p = eh;
-    cie cc;
-    memset(&cc, 0, sizeof cc);
-    for (;;) {
-      int term;
-      rd e = rd_entry(m, p, &term);
-      uint64_t idp, id, next;
-      if (e.bad || term)
-        break;
-      next = e.end;
-      idp = e.p;
-      id = rd_u(&e, 4);
-      if (!e.bad && id != 0 && id <= idp) {
-        if (cc.addr != idp - id)
-          parse_cie(m, idp - id, &cc);
-        if (cc.ok) {
-          uint64_t s = rd_ptr(&e, cc.fde_enc, 0);
-          if (!e.bad) {
-            if (n == cap) {
-              size_t nc = cap ? cap * 2 : 256;
-              fde_ref *nv = realloc(v, nc * sizeof *nv);
-              if (!nv) {
-                free(v);
-                return NULL;
-              }
-              v = nv;
-              cap = nc;
-            }
-            v[n].start = s;
-            v[n].addr = p;
-            n++;
-          }
-        }
-      }
-      p = next;
-    }
+    return 0;
+  if (cnt_enc == PE_OMIT || tab_enc != 0x3b)
+    return walk_eh(m, eh, v, count);
+  n = rd_ptr(&r, cnt_enc, hdr);
+  if (r.bad || n > ((uint64_t)1 << 26) || !rd_need(&r, n * 8))
+    return 0;
+  *v = malloc((n ? n : 1) * sizeof **v);
+  if (!*v)
+    return -1;
+  for (i = 0; i < n; i++) {
+    (*v)[i].start = hdr + (uint64_t)sext(rd_u(&r, 4), 4);
+    (*v)[i].addr = hdr + (uint64_t)sext(rd_u(&r, 4), 4);
   }
-  for (i = 1; i < n; i++)
+  *count = (size_t)n;
+  return 0;
+}
+
+static int rows_of(const cap_ehf_mem *m, fde_ref *v, size_t nf, int st,
+                   uint64_t base, cap_uw_row **rows, size_t *n, size_t *cap)
+{
+  size_t i, floor = *n;
+  cie cc;
+  memset(&cc, 0, sizeof cc);
+  for (i = 1; i < nf; i++)
     if (v[i].start < v[i - 1].start) {
-      qsort(v, (size_t)n, sizeof *v, ref_cmp);
+      qsort(v, nf, sizeof *v, ref_cmp);
       break;
     }
-  *count = (size_t)n;
-  return v;
+  for (i = 0; st == 0 && i < nf; i++)
+    if (do_fde(m, v[i].addr, base, &cc, rows, n, cap, floor) != 0)
+      st = -1;
+  free(v);
+  return st;
 }
 
 int cap_ehf_rows(const cap_ehf_mem *m, uint64_t hdr, uint64_t base,
                  cap_uw_row **rows, size_t *n, size_t *cap)
 {
-  size_t nf = 0, i, floor = *n;
-  fde_ref *v = list_fdes(m, hdr, &nf);
-  cie cc;
-  memset(&cc, 0, sizeof cc);
-  for (i = 0; i < nf; i++)
-    if (do_fde(m, v[i].addr, base, &cc, rows, n, cap, floor) != 0) {
-      free(v);
-      return -1;
-    }
-  free(v);
-  return 0;
+  fde_ref *v = NULL;
+  size_t nf = 0;
+  int st = list_fdes(m, hdr, &v, &nf);
+  return rows_of(m, v, nf, st, base, rows, n, cap);
+}
+
+int cap_ehf_rows_eh(const cap_ehf_mem *m, uint64_t eh, uint64_t base,
+                    cap_uw_row **rows, size_t *n, size_t *cap)
+{
+  fde_ref *v = NULL;
+  size_t nf = 0;
+  int st = walk_eh(m, eh, &v, &nf);
+  return rows_of(m, v, nf, st, base, rows, n, cap);
 }

@@ -150,10 +150,22 @@ static int on_object(struct dl_phdr_info *info, size_t size, void *arg)
   o->hi = hi;
   o->base = info->dlpi_addr;
   o->row0 = s->nrows;
-  if (hdr && cap_ehf_rows(&m, hdr, o->base, &s->rows, &s->nrows,
-                          &b->rowcap) != 0) {
-    b->oom = 1;
-    return 1;
+  if (hdr) {
+    if (cap_ehf_rows(&m, hdr, o->base, &s->rows, &s->nrows, &b->rowcap)) {
+      b->oom = 1;
+      return 1;
+    }
+  } else {
+    /* No .eh_frame_hdr: the file's section headers locate .eh_frame. */
+    const char *path = info->dlpi_name && info->dlpi_name[0]
+                           ? info->dlpi_name
+                           : s->nbases == 1 ? "/proc/self/exe" : NULL;
+    uint64_t eh = path ? cap_ehf_file_section(path) : 0;
+    if (eh && cap_ehf_rows_eh(&m, o->base + eh, o->base, &s->rows,
+                              &s->nrows, &b->rowcap)) {
+      b->oom = 1;
+      return 1;
+    }
   }
   o->nrows = s->nrows - o->row0;
   return 0;

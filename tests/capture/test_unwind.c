@@ -232,9 +232,9 @@ static uint64_t *uwl_ra;
 static range leaf_range;
 static uint64_t ra_a, ra_b;     /* uwt_a's and uwt_b's return addresses */
 
-static void load_chain(void)
+static void load_chain_from(const char *path)
 {
-  void *h = dlopen(UNWIND_CHAIN_SO, RTLD_NOW);
+  void *h = dlopen(path, RTLD_NOW);
   void *leaf;
   ck_assert_msg(h != NULL, "%s", dlerror());
   *(void **)&uwl_outer = dlsym(h, "uwl_outer");
@@ -243,6 +243,11 @@ static void load_chain(void)
   ck_assert(uwl_outer && uwl_ra && leaf);
   leaf_range = sym_range(leaf);
   ck_assert_uint_gt(leaf_range.hi, leaf_range.lo);
+}
+
+static void load_chain(void)
+{
+  load_chain_from(UNWIND_CHAIN_SO);
 }
 
 static NOINLINE void uwt_b(volatile int *stop, void (*hook)(void))
@@ -338,12 +343,12 @@ START_TEST(tables_cover_loaded_objects)
 }
 END_TEST
 
-/* Timer ticks in a CPU-burning chain through the executable and a
- * dlopen'ed object reach _start with the exact frames. */
-START_TEST(timer_ticks_in_c_chain)
+/* Timer ticks in a CPU-burning chain through the executable and the
+ * dlopen'ed object at path reach _start with the exact frames. */
+static void c_chain_ticks(const char *path, const char *what)
 {
   uint32_t n, i, exact = 0, root = 0;
-  load_chain();
+  load_chain_from(path);
   note_stack();
   ck_assert_int_eq(cap_uw_init(), 0);
   arm(400);
@@ -359,11 +364,41 @@ START_TEST(timer_ticks_in_c_chain)
     else if (i == n - 1 || exact + 5 < i)
       dump("not exact", s_frames[i], s_n[i], s_flags[i]);
   }
-  fprintf(stderr, "C chain: %u ticks, %u exact, %u reach the root; "
-          "median %.0f ns per unwind\n", n, exact, root, median_ns(ns_own, n));
+  fprintf(stderr, "%s: %u ticks, %u exact, %u reach the root; "
+          "median %.0f ns per unwind\n", what, n, exact, root,
+          median_ns(ns_own, n));
   ck_assert_uint_ge(exact * 100, n * 99);
   ck_assert_uint_ge(root * 100, n * 99);
   cap_uw_free();
+}
+
+START_TEST(timer_ticks_in_c_chain)
+{
+  c_chain_ticks(UNWIND_CHAIN_SO, "C chain");
+}
+END_TEST
+
+static int has_hdr(struct dl_phdr_info *info, size_t size, void *arg)
+{
+  int i;
+  (void)size;
+  if (!strstr(info->dlpi_name, "unwind_chain_nohdr"))
+    return 0;
+  *(int *)arg = 0;
+  for (i = 0; i < info->dlpi_phnum; i++)
+    if (info->dlpi_phdr[i].p_type == PT_GNU_EH_FRAME)
+      *(int *)arg = 1;
+  return 1;
+}
+
+/* An object linked without .eh_frame_hdr: its .eh_frame is found through
+ * the section headers of its file. */
+START_TEST(object_without_eh_frame_hdr)
+{
+  int hdr = -1;
+  c_chain_ticks(UNWIND_CHAIN_NOHDR_SO, "C chain, no .eh_frame_hdr");
+  dl_iterate_phdr(has_hdr, &hdr);
+  ck_assert_int_eq(hdr, 0);
 }
 END_TEST
 
@@ -456,9 +491,11 @@ START_TEST(plt_entries)
   idx = (uint32_t)code[7] | (uint32_t)code[8] << 8;
   plt0 = plt - 16 * ((uint64_t)idx + 1);
 
+  /* Zeros above: uwl_outer's return address, whether its CFA is rsp + 16
+   * or (with frame pointers) rbp + 16. */
   memset(st, 0, sizeof st);
   r.sp = (uint64_t)(uintptr_t)st;
-  r.fp = 0;
+  r.fp = (uint64_t)(uintptr_t)&st[5];
   r.pc_is_return = 0;
   /* At the entry's jmp: the return address on top. */
   r.pc = plt;
@@ -917,6 +954,7 @@ static Suite *unwind_suite(void)
   } tests[] = {
     {"tables_cover_loaded_objects", tables_cover_loaded_objects},
     {"timer_ticks_in_c_chain", timer_ticks_in_c_chain},
+    {"object_without_eh_frame_hdr", object_without_eh_frame_hdr},
     {"restart_from_return_address", restart_from_return_address},
     {"plt_entries", plt_entries},
     {"thread_reaches_clone", thread_reaches_clone},
