@@ -10,7 +10,8 @@
 # (apt-get download works as any user).
 #
 # Callers set: ngx_src (source tree), ngx_build (scratch folder).
-# POSIX sh; the functions use no global state but the ngx_* variables.
+# POSIX sh; the functions share state only through the ngx_* variables
+# (_ngx_* are their scratch), NGINX and WRK.
 
 ngx_debs="nginx libnginx-mod-http-lua libnginx-mod-http-ndk lua-resty-core
   lua-resty-lrucache wrk libluajit2-5.1-2 libluajit2-5.1-dev
@@ -71,7 +72,9 @@ ngx_build_tree() {
 
 # Makes a run folder readable by nginx's worker user: workers run as
 # `nobody` when the master is root, and they load the Lua files and write
-# the profiles after dropping privileges.  Sets ngx_run, ngx_prof.
+# the profiles after dropping privileges.  It lives under /tmp because the
+# build folder's parents may be closed to that user.  Sets ngx_run,
+# ngx_prof.
 ngx_make_run() {
   ngx_run=$(mktemp -d /tmp/ljp-nginx.XXXXXX)
   chmod 755 "$ngx_run"
