@@ -959,6 +959,117 @@ START_TEST(reused_machine_code_is_renamed)
 }
 END_TEST
 
+/* Real machine code: a C chain called through the FFI from a compiled
+ * loop.  The chain is deeper than the frames the sampler probes for a
+ * trace, so the tick keeps its host stack, and the return address into
+ * the trace's machine code is a host frame.  The test's own jit.attach
+ * handler reports each trace's code, as the capture core's trace handler
+ * does. */
+static __attribute__((noinline)) int deep_leaf(int n)
+{
+  /* The sampler does not unwind when a libgcc address lies in the 16 KiB
+   * above the stack pointer (its unwinder may hold a lock).  The trace
+   * handler's unwind-table lookups leave such words on this very stack,
+   * so the leaf covers that window with its own zeroed words. */
+  volatile unsigned char pad[32768];
+  volatile unsigned acc = (unsigned)n;
+  memset((void *)pad, 0, sizeof pad);
+  for (unsigned i = 0; i < 20000; i++)
+    acc = acc * 7u + i;
+  return (int)(acc & 1u) + pad[n & 1023];
+}
+
+#define DEEP(name, callee)                                                   \
+  static __attribute__((noinline)) int name(int n)                          \
+  {                                                                          \
+    volatile int r = callee(n + 1);                                          \
+    return r + 1;                                                            \
+  }
+DEEP(deep_5, deep_leaf)
+DEEP(deep_4, deep_5)
+DEEP(deep_3, deep_4)
+DEEP(deep_2, deep_3)
+DEEP(deep_1, deep_2)
+
+/* note_trace(traceno, addr, size, chunk, linedefined, line) */
+static int l_note_trace(lua_State *L)
+{
+  uint64_t lo = (uint64_t)lua_tonumber(L, 2);
+  uint64_t proto = cap_ids_lfunc(lua_tostring(L, 4), (int)lua_tointeger(L, 5));
+  cap_tracenames_add((uint32_t)lua_tointeger(L, 1), lo,
+                     lo + (uint64_t)lua_tointeger(L, 3), proto,
+                     (uint64_t)lua_tointeger(L, 6));
+  return 0;
+}
+
+START_TEST(profile_names_machine_code_as_trace)
+{
+  static uint8_t hostbuf[16384];
+  static const char setup[] =
+      "local jit, ju = require('jit'), require('jit.util')\n"
+      "local starts = {}\n"
+      "jit.attach(function(what, tr, func, pc)\n"
+      "  if what == 'start' then\n"
+      "    starts[tr] = ju.funcinfo(func, pc).currentline\n"
+      "  elseif what == 'stop' then\n"
+      "    local mc, addr = ju.tracemc(tr)\n"
+      "    local fi = ju.funcinfo(func)\n"
+      "    if mc then note_trace(tr, addr, #mc, fi.source, fi.linedefined,\n"
+      "                          starts[tr] or fi.linedefined) end\n"
+      "  end\n"
+      "end, 'trace')\n";
+  static const char code[] =
+      "local ffi = require('ffi')\n"
+      "local deep = ffi.cast('int (*)(int)', deep_addr)\n"
+      "local acc = 0\n"
+      "\n"
+      "\n"
+      "for i = 1, 15000 do acc = acc + deep(i) end\n";
+  struct { uint8_t *p; size_t len, cap; } out = {NULL, 0, 0};
+  lua_State *L = luaL_newstate();
+  struct ljp_capture_options o;
+  cap_decoded d;
+  size_t named, raw, k;
+  luaL_openlibs(L);
+  lua_pushcfunction(L, l_note_trace);
+  lua_setglobal(L, "note_trace");
+  lua_pushnumber(L, (lua_Number)(uintptr_t)&deep_1);
+  lua_setglobal(L, "deep_addr");
+  memset(&o, 0, sizeof o);
+  o.mode = LJP_CAPTURE_CALLGRAPH;
+  o.interval = 1;
+  o.buf = hostbuf;
+  o.len = sizeof hostbuf;
+  o.ctx = &out;
+  o.timer = LJP_CAPTURE_TIMER_THREAD;
+  ck_assert_int_eq(ljp_capture_set_writer(mem_writer), LJP_CAPTURE_SUCCESS);
+  ck_assert_int_eq(ljp_capture_set_on_stop(mem_on_stop), LJP_CAPTURE_SUCCESS);
+  ck_assert_int_eq(ljp_capture_start(L, &o), LJP_CAPTURE_SUCCESS);
+  ck_assert_int_eq(luaL_dostring(L, setup), 0);
+  ck_assert_int_eq(luaL_loadbuffer(L, code, sizeof code - 1, "@deep.lua"), 0);
+  ck_assert_int_eq(lua_pcall(L, 0, 0, 0), 0);
+  ck_assert_int_eq(ljp_capture_stop(L), LJP_CAPTURE_SUCCESS);
+  ck_assert_int_eq(cap_decode_memory(out.p, out.len, &d), 0);
+  ck_assert_int_eq(d.complete, 1);
+  /* The loop's trace starts at line 6 of the main chunk. */
+  named = cap_count2(&d, "deep_leaf;deep_5;deep_4;deep_3;deep_2;deep_1;",
+                     ";TRACE [");
+  raw = 0;
+  for (k = 0; k < d.nlines; k++) {
+    const char *p = strstr(d.lines[k], "deep_1;");
+    if (p && strncmp(p + 7, "0x", 2) == 0)
+      raw++;
+  }
+  ck_assert_msg(named > 20, "%zu samples named, %zu raw, of %" PRIu64,
+                named, raw, d.samples);
+  ck_assert_uint_eq(raw, 0);
+  ck_assert_uint_gt(cap_count1(&d, "deep_1;TRACE [1] @deep.lua:6"), 0);
+  cap_decoded_free(&d);
+  free(out.p);
+  lua_close(L);
+}
+END_TEST
+
 /* ---- the suite -------------------------------------------------------------- */
 
 static Suite *names_suite(void)
@@ -979,6 +1090,7 @@ static Suite *names_suite(void)
     {"refresh_names_modules_required_later", refresh_names_modules_required_later},
     {"profile_names_cfunction_by_lua_path", profile_names_cfunction_by_lua_path},
     {"libc_names_carry_no_symbol_version", libc_names_carry_no_symbol_version},
+    {"profile_names_machine_code_as_trace", profile_names_machine_code_as_trace},
     {"builtins_are_fast_functions_by_name", builtins_are_fast_functions_by_name},
     {"rescan_adds_builtins_required_later", rescan_adds_builtins_required_later},
     {"trace_machine_code_named_as_trace", trace_machine_code_named_as_trace},
