@@ -37,7 +37,7 @@ cleanup() {
   [ -z "$ngx_run" ] || rm -rf "$ngx_run"
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap 'exit 130' HUP INT PIPE TERM
 
 ngx_unpack
 ngx_build_tree

@@ -49,7 +49,7 @@ cleanup() {
   [ -z "$ngx_run" ] || rm -rf "$ngx_run"
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap 'exit 130' HUP INT PIPE TERM
 
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
