@@ -748,7 +748,7 @@ static int compare_frame(lua_State *L, probe_ctx *c, const cap_vm_frame *fr,
 
 /* The frames after a coroutine boundary in the probe's coroutine: the
  * probe's own thread, inside coroutine.resume, called by the probe chunk,
- * called by lua_pcall. */
+ * called by lua_pcall (then whatever called cap_vm_probe). */
 static int check_resumer(lua_State *L, probe_ctx *c, const cap_vm_frame *fr,
                          uint32_t n, char *msg, size_t len)
 {
@@ -761,7 +761,7 @@ static int check_resumer(lua_State *L, probe_ctx *c, const cap_vm_frame *fr,
   lua_getfield(L, -1, "resume");
   ffid = funcinfo_ffid(L, -1);
   lua_pop(L, 2);
-  if (n != 4 || fr[1].kind != CAP_VMF_FFUNC || (ffid >= 0 && fr[1].ffid != ffid))
+  if (n < 4 || fr[1].kind != CAP_VMF_FFUNC || (ffid >= 0 && fr[1].ffid != ffid))
     return snprintf(msg, len, "coroutine.resume is not the next frame"), -1;
   s = cap_vm_str(c->vm, fr[2].chunk, 64, &sl);
   if (fr[2].kind != CAP_VMF_LUA || fr[2].firstline != 0 || !s ||
@@ -804,13 +804,17 @@ static int probe_check(lua_State *L)
     return 0;
   }
   for (i = 0; i < n; i++) {
+    /* The end of this thread's frames (those of lua_getstack).  In the
+     * probe's coroutine the resumer follows; elsewhere it is the host's
+     * coroutine that called cap_vm_probe. */
     if (fr[i].kind == CAP_VMF_CORO) {
-      if (k != 4 || check_resumer(L, c, fr + i, n - i, msg, sizeof msg) != 0) {
-        PROBE_FAIL(c, "walk (%s), resumer: %s", scenario[k],
-                   k != 4 ? "a coroutine boundary outside a coroutine" : msg);
-        return 0;
+      if (k == 4) {
+        if (check_resumer(L, c, fr + i, n - i, msg, sizeof msg) != 0) {
+          PROBE_FAIL(c, "walk (%s), resumer: %s", scenario[k], msg);
+          return 0;
+        }
+        c->seen_coro = 1;
       }
-      c->seen_coro = 1;
       break;
     }
     if (fr[i].kind == CAP_VMF_CBOUND) {

@@ -257,6 +257,32 @@ START_TEST(probe_detects_build)
 }
 END_TEST
 
+/* reprobe(): cap_vm_probe from Lua code (a module's situation); returns
+ * true or false and the message. */
+static int reprobe(lua_State *L)
+{
+  cap_vm again;
+  char err[256];
+  int r = cap_vm_probe(L, &again, err, sizeof err);
+  lua_pushboolean(L, r == 0 && again.ok && again.g == vm.g &&
+                     again.interp_lo == vm.interp_lo);
+  lua_pushstring(L, err);
+  return 2;
+}
+
+START_TEST(probe_from_lua_and_coroutines)
+{
+  lua_State *L = new_state();
+  lua_register(L, "reprobe", reprobe);
+  run(L, "local function check(ok, msg) if not ok then error(msg, 0) end end\n"
+         "check(reprobe())\n"
+         "check(select(2, pcall(reprobe)))\n"
+         "check(coroutine.wrap(function() return reprobe() end)())\n"
+         "jit.off() check(reprobe())\n", "=reprobe");
+  lua_close(L);
+}
+END_TEST
+
 START_TEST(walk_outside_lua_reads_nothing)
 {
   lua_State *L = new_state();
@@ -719,6 +745,7 @@ static Suite *vm_suite(void)
     const TTest *test;
   } tests[] = {
     {"probe_detects_build", probe_detects_build},
+    {"probe_from_lua_and_coroutines", probe_from_lua_and_coroutines},
     {"walk_outside_lua_reads_nothing", walk_outside_lua_reads_nothing},
     {"str_reads_chunk_names", str_reads_chunk_names},
     {"interpreter_chain_at_the_signal", interpreter_chain_at_the_signal},
