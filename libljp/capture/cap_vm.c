@@ -182,16 +182,17 @@ static int put_func(walk *w, uint64_t fn)
   return put(w, &f);
 }
 
-/* Appends a C boundary, naming the next C frame of L's chain. */
+/* Appends a C boundary, naming the next C frame of L's chain.  Outer C
+ * frames lie higher on the C stack: a chain that does not climb ends. */
 static int put_cbound(walk *w)
 {
   cap_vm_frame f = {0};
+  uint64_t prev = 0;
   f.kind = CAP_VMF_CBOUND;
   f.addr = w->cf;
   if (w->cf && (w->cf & 7) == 0)
-    w->cf = rd64(w->cf + w->vm->off_cf_prev) & ~UINT64_C(3);
-  else
-    w->cf = 0;
+    prev = rd64(w->cf + w->vm->off_cf_prev) & ~UINT64_C(3);
+  w->cf = prev > w->cf ? prev : 0;
   return put(w, &f);
 }
 
