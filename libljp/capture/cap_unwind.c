@@ -384,6 +384,25 @@ static int stale(const uw_set *s)
   return 0;
 }
 
+/* Whether object o is still loaded, so that its code can be read: the
+ * loader unmaps an object only with r_state at RT_DELETE, and unlinks it
+ * from the list before it says RT_CONSISTENT again.  (Between this check
+ * and the read, another thread would have to start and finish unmapping
+ * it.)  Without DT_DEBUG nothing is ever unloaded. */
+static int obj_loaded(const uw_set *s, const uw_obj *o)
+{
+  const struct link_map *lm;
+  int k;
+  if (!s->rdbg)
+    return 1;
+  if (s->rdbg->r_state != RT_CONSISTENT)
+    return 0;
+  for (lm = s->rdbg->r_map, k = 0; lm && k < 4096; lm = lm->l_next, k++)
+    if ((uint64_t)lm->l_addr == o->base)
+      return 1;
+  return 0;
+}
+
 CAP_UW_RAW static uint64_t raw64(uint64_t a)
 {
   return *(const volatile uint64_t *)(uintptr_t)a;
@@ -488,7 +507,7 @@ CAP_UW_RAW static int leaf_call(const uw_set *s, uint64_t pc, uint64_t sp,
       return 0;
     a = raw64(at);
     o = find_obj(s, a - 1);
-    if (!o || a < 5 || a - 5 < o->lo)
+    if (!o || a < 5 || a - 5 < o->lo || !obj_loaded(s, o))
       continue;
     code = (const volatile uint8_t *)(uintptr_t)(a - 5);
     if (code[0] != 0xe8)

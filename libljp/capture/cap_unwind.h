@@ -57,8 +57,15 @@ CAP_HIDDEN int cap_uw_refresh(void);
 CAP_HIDDEN void cap_uw_free(void);
 
 /* Async-signal-safe.  Unwinds from r, writing the PC and then return
- * addresses (innermost first) to out, at most max.  Reads memory only in
- * [stack_lo, stack_hi).  *flags gets CAP_UW_*.  Returns the count. */
+ * addresses (innermost first) to out, at most max.  Reads the stack only
+ * in [stack_lo, stack_hi), 8-byte aligned; r->fp matters only for frames
+ * whose CFA is rbp-based.  When the first frame's CFI gives no plausible
+ * return address (LuaJIT's interpreter at its entry/exit sequences or in
+ * the subroutines it calls, code without an FDE), the top 16 stack slots
+ * are searched for one that follows a direct call into the PC's own
+ * function; that reads the code bytes of still-loaded objects, and the
+ * loader's object list (as STALE does).  *flags gets CAP_UW_*.  Returns
+ * the count. */
 CAP_HIDDEN uint32_t cap_uw_unwind(const cap_uw_regs *r, uint64_t stack_lo,
                                   uint64_t stack_hi, uint64_t *out,
                                   uint32_t max, uint32_t *flags);

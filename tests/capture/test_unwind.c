@@ -705,6 +705,44 @@ START_TEST(rebuild_while_unwinding)
 }
 END_TEST
 
+/* ---- an object unloaded after the build ---------------------------------- */
+
+/* The tables still list an object that was unloaded: the first frame's
+ * return-address search must not read its (unmapped) code. */
+START_TEST(unloaded_object_code_not_read)
+{
+  void *h = dlopen(UNWIND_CHAIN_SO, RTLD_NOW);
+  outer_fn outer;
+  uint64_t *ra, old_ra, st[8], f[8];
+  uint32_t n, fl;
+  cap_uw_regs r;
+  Dl_info di;
+  ck_assert_ptr_nonnull(h);
+  *(void **)&outer = dlsym(h, "uwl_outer");
+  ra = dlsym(h, "uwl_ra");
+  ck_assert(outer && ra);
+  outer(&s_stop, noop_hook);
+  old_ra = ra[0];
+  ck_assert_int_eq(cap_uw_init(), 0);
+  ck_assert_int_eq(dlclose(h), 0);
+  ck_assert_int_eq(dladdr((void *)(uintptr_t)old_ra, &di), 0);
+  /* bg_spin's entry: its return address on top is garbage, so the search
+   * looks at the slots above, one of which points into the old object. */
+  memset(st, 0, sizeof st);
+  st[0] = 0x1234;
+  st[1] = old_ra;
+  r.pc = (uint64_t)(uintptr_t)bg_spin;
+  r.sp = (uint64_t)(uintptr_t)st;
+  r.fp = 0;
+  r.pc_is_return = 0;
+  n = cap_uw_unwind(&r, r.sp, r.sp + sizeof st, f, 8, &fl);
+  ck_assert_uint_eq(n, 2);
+  ck_assert_uint_eq(f[1], 0x1234);
+  ck_assert_uint_eq(fl, CAP_UW_NOINFO);
+  cap_uw_free();
+}
+END_TEST
+
 /* ---- LuaJIT's interpreter --------------------------------------------------- */
 
 static volatile uint64_t burn_sink;
@@ -961,6 +999,7 @@ static Suite *unwind_suite(void)
     {"dlopen_after_build_is_stale_then_refreshed",
      dlopen_after_build_is_stale_then_refreshed},
     {"rebuild_while_unwinding", rebuild_while_unwinding},
+    {"unloaded_object_code_not_read", unloaded_object_code_not_read},
     {"lua_c_function_reaches_main", lua_c_function_reaches_main},
     {"lua_interpreter_reaches_main", lua_interpreter_reaches_main},
     {"garbage_never_faults_or_loops", garbage_never_faults_or_loops},
