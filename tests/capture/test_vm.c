@@ -6,7 +6,8 @@
  *
  * The shares asserted (95 %) leave room for the few ticks that land in
  * the middle of a call or return, where the chain is legitimately one
- * frame off; the counts are printed for the record.
+ * frame off; the counts are printed for the record.  The minimum sample
+ * counts allow for a kernel whose profiling timer ticks at 100 Hz.
  */
 #define _GNU_SOURCE 1
 
@@ -375,7 +376,7 @@ START_TEST(interpreter_chain_at_the_signal)
     t.selected++;
     t.match += chain_is(&samples[i], burn_chain, 5, "@vmtest.lua");
   }
-  assert_share("interpreter", &t, 100);
+  assert_share("interpreter", &t, 40);
   lua_close(L);
 }
 END_TEST
@@ -394,7 +395,7 @@ START_TEST(trace_chain_at_the_signal)
     t.selected++;
     t.match += chain_is(&samples[i], burn_chain, 5, "@vmtest.lua");
   }
-  assert_share("trace", &t, 100);
+  assert_share("trace", &t, 40);
   lua_close(L);
 }
 END_TEST
@@ -421,7 +422,7 @@ START_TEST(c_function_innermost_in_c_state)
     t.selected++;
     t.match += chain_is(&samples[i], w, 4, "@cburn.lua");
   }
-  assert_share("C function", &t, 100);
+  assert_share("C function", &t, 40);
   lua_close(L);
 }
 END_TEST
@@ -468,7 +469,7 @@ START_TEST(sort_comparator_under_its_builtin)
       tc.match += chain_is(s, w + 2, 3, "@sort.lua");
     }
   }
-  assert_share("sort comparator", &t, 50);
+  assert_share("sort comparator", &t, 30);
   assert_share("sort builtin", &tc, 5);
   lua_close(L);
 }
@@ -506,7 +507,7 @@ START_TEST(coroutine_frames_are_its_own)
     /* The coroutine's frames, then its resumer: this thread. */
     t.match += chain_is(s, w, 7, "@co.lua") && s->fr[3].addr == (uint64_t)(uintptr_t)L;
   }
-  assert_share("coroutine", &t, 100);
+  assert_share("coroutine", &t, 40);
   lua_close(L);
 }
 END_TEST
@@ -548,7 +549,7 @@ START_TEST(c_api_resume_ends_at_the_coroutine)
     /* No resumer is claimed: C code resumed the coroutine. */
     t.match += chain_is(s, w, 3, "@cres.lua");
   }
-  assert_share("C-API resume", &t, 50);
+  assert_share("C-API resume", &t, 30);
   lua_close(L);
 }
 END_TEST
@@ -713,7 +714,7 @@ static void soak(lua_State *L, const char *what)
   report(what, &t);
   if (getenv("LJP_VM_DUMP"))
     dump_samples();
-  ck_assert_int_ge(t.selected, 100);
+  ck_assert_int_ge(t.selected, 40);
   ck_assert_msg(t.match * 100 >= t.selected * 98, "%s: %d of %d complete chains "
                 "end in the main chunk", what, t.match, t.selected);
   ck_assert_msg((t.rejected + t.faulted) * 100 <= t.total * 5,
