@@ -12,7 +12,8 @@
  * are no module, again with one level of sub-tables.  Of all the paths to a
  * function the one with the fewest dots wins, then the shortest, then the
  * first in that order: the result does not depend on hash order.  Builtins
- * (fast functions, named by ffid) and Lua functions are left out.
+ * (fast functions, named by ffid) and Lua functions are left out, except
+ * string.gmatch's iterator (see add_aux).
  *
  * Which name wins when the object's symbols name the function too
  * (cap_cnames_over_elf): by default the ELF name stays, and the Lua path
@@ -110,6 +111,11 @@ static const char scan_lua[] =
   "  local f = order[i]\n"
   "  out[#out + 1] = f; out[#out + 1] = best[f]\n"
   "end\n"
+  "local ok, it = pcall(string.gmatch, '', '')\n"
+  "if ok then\n"
+  "  local ju = package.loaded['jit.util']\n"
+  "  out.aux, out.auxff = it, ju and ju.funcinfo(it).ffid\n"
+  "end\n"
   "return out\n";
 
 static void clear_names(void)
@@ -145,6 +151,37 @@ static uint64_t now_ns(void)
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* string.gmatch's iterator is a builtin with a C body, but a new closure
+ * each call: the closure -> ffid map never knows it, so its frames are C
+ * frames.  Its C body is the same for all: named by its builtin name.
+ * The scan's result table is on top of the stack. */
+static int add_aux(lua_State *L)
+{
+  lua_CFunction cf;
+  const char *name;
+  char *s;
+  size_t len;
+  lua_getfield(L, -1, "aux");
+  lua_getfield(L, -2, "auxff");
+  cf = lua_tocfunction(L, -2);
+  name = lua_isnumber(L, -1)
+             ? ljp_ffname((ljp_flavor)ljp_capture_flavor(),
+                          (unsigned)lua_tointeger(L, -1))
+             : NULL;
+  lua_pop(L, 2);
+  if (!cf || !name || cap_map_get(&by_addr, (uint64_t)(uintptr_t)cf))
+    return 0;
+  len = strlen(name);
+  s = malloc(len + 1);
+  if (!s || cap_map_put(&by_addr, (uint64_t)(uintptr_t)cf, nnames + 1) != 0) {
+    free(s);
+    return -1;
+  }
+  memcpy(s, name, len + 1);
+  names[nnames++] = s;
+  return 0;
+}
+
 int cap_cnames_scan(lua_State *L)
 {
   int top = lua_gettop(L), i, n, rc = 0;
@@ -159,7 +196,7 @@ int cap_cnames_scan(lua_State *L)
   }
   clear_names();
   n = (int)lua_objlen(L, -1);
-  nv = malloc(((size_t)n / 2 + 1) * sizeof *nv);
+  nv = malloc(((size_t)n / 2 + 2) * sizeof *nv);   /* + aux */
   if (!nv) {
     lua_settop(L, top);
     return -1;
@@ -202,6 +239,8 @@ int cap_cnames_scan(lua_State *L)
     }
     lua_pop(L, 2);
   }
+  if (rc == 0)
+    rc = add_aux(L);
   lua_settop(L, top);
   return rc;
 }

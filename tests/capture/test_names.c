@@ -520,6 +520,12 @@ START_TEST(cfunctions_named_by_lua_path)
   ck_assert_uint_ne(print_cf, 0);
   expect_cname(print_cf, NULL);
   expect_cname(CF(luaopen_base), NULL);     /* in no table */
+  /* string.gmatch's iterator: a new builtin closure per call, named by
+   * its builtin name through its C body. */
+  ck_assert_int_eq(luaL_dostring(L, "return string.gmatch('a b', '%a')"), 0);
+  ck_assert_int_lt(cap_ids_ffid(lua_topointer(L, -1)), 0);
+  expect_cname((uint64_t)(uintptr_t)lua_tocfunction(L, -1), "string.gmatch_aux");
+  lua_pop(L, 1);
   ck_assert_int_eq(lua_gettop(L), 0);
   cap_ids_free();
   expect_cname(CF(l_mymod_crc32), NULL);
