@@ -810,6 +810,53 @@ static double lua_run(const char *code, const char *what)
   return 100.0 * ok / n;
 }
 
+/* The restart the handler makes when the PC is in JIT machine code: from
+ * the interpreter's C frame, L->cframe (GC64 lua_State: offset 80; its low
+ * two bits are flags).  LuaJIT's x64 VM keeps rsp at cframe in its body
+ * and its CFI says CFA = rsp + 80, rbp at CFA - 16: so the return address
+ * out of the VM is at cframe + 72, the caller's rbp at cframe + 64, and
+ * its sp is cframe + 80. */
+static int cframe_ok;
+static int c_cframe(lua_State *L)
+{
+  uint64_t cf = *(const uint64_t *)(const void *)((const char *)L + 80) &
+                ~(uint64_t)3;
+  uint64_t f[MAXF], here = (uint64_t)(uintptr_t)&cf;
+  uint32_t fl, n, j, host = 0, mn = 0;
+  cap_uw_regs r;
+  if (cf < here || cf >= t_stack_hi)
+    return luaL_error(L, "cframe %p not on this stack", (void *)(uintptr_t)cf);
+  r.pc = *(const uint64_t *)(uintptr_t)(cf + 72);
+  r.sp = cf + 80;
+  r.fp = *(const uint64_t *)(uintptr_t)(cf + 64);
+  r.pc_is_return = 1;
+  n = cap_uw_unwind(&r, r.sp, t_stack_hi, f, MAXF, &fl);
+  for (j = 1; j < n; j++) {
+    host |= f[j] == host_ra;
+    mn |= host && f[j] == main_ra;
+  }
+  cframe_ok = n > 3 && in_range(pcall_range, f[0] - 1) && host && mn &&
+              fl == CAP_UW_ROOT && in_start(f[n - 1]);
+  if (!cframe_ok)
+    dump("cframe", f, n, fl);
+  return 0;
+}
+
+START_TEST(restart_from_lua_cframe)
+{
+  lua_State *L = luaL_newstate();
+  note_stack();
+  ck_assert_int_eq(cap_uw_init(), 0);
+  luaL_openlibs(L);
+  lua_register(L, "cframe", c_cframe);
+  pcall_range = sym_range((void *)(uintptr_t)lua_pcall);
+  lua_host(L, "local function f() cframe() end f()");
+  lua_close(L);
+  ck_assert(cframe_ok);
+  cap_uw_free();
+}
+END_TEST
+
 START_TEST(lua_c_function_reaches_main)
 {
   note_stack();
@@ -1000,6 +1047,7 @@ static Suite *unwind_suite(void)
      dlopen_after_build_is_stale_then_refreshed},
     {"rebuild_while_unwinding", rebuild_while_unwinding},
     {"unloaded_object_code_not_read", unloaded_object_code_not_read},
+    {"restart_from_lua_cframe", restart_from_lua_cframe},
     {"lua_c_function_reaches_main", lua_c_function_reaches_main},
     {"lua_interpreter_reaches_main", lua_interpreter_reaches_main},
     {"garbage_never_faults_or_loops", garbage_never_faults_or_loops},
