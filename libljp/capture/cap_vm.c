@@ -39,6 +39,12 @@
 #define CAP_VM_RAW
 #endif
 
+#if defined(__x86_64__)
+#define CAP_VM_X64 1
+#else
+#define CAP_VM_X64 0
+#endif
+
 /* Frame types (low three bits of a delta link). */
 enum {
   FR_LUA = 0, FR_C = 1, FR_CONT = 2, FR_VARG = 3,
@@ -819,6 +825,12 @@ static int probe_check(lua_State *L)
       break;
     }
     if (fr[i].kind == CAP_VMF_CBOUND) {
+      /* Every C boundary of the probe has its C frame: the first is
+       * L->cframe, the others come from the previous-frame links. */
+      if (!fr[i].addr) {
+        PROBE_FAIL(c, "walk (%s): the C frame chain ends early", scenario[k]);
+        return 0;
+      }
       if (i + 1 < n && fr[i + 1].kind != CAP_VMF_CBOUND)
         c->seen_cbound_mid = 1;
       continue;
@@ -878,6 +890,11 @@ int cap_vm_probe(lua_State *L, cap_vm *vm, char *err, size_t errlen)
   probe_ctx c;
   int top = lua_gettop(L), i;
   memset(vm, 0, sizeof *vm);
+  if (!CAP_VM_X64) {
+    /* The C frame layout and the interpreter's registers are x86-64's. */
+    snprintf(err, errlen, "only x86-64 builds of LuaJIT are known");
+    return -1;
+  }
   memset(&c, 0, sizeof c);
   c.vm = vm;
   c.L = L;
