@@ -35,11 +35,15 @@ enum {
   CAP_VMF_FFUNC = 3,   /* builtin (fast function): ffid; addr = GCfunc */
   /* A Lua -> C -> Lua boundary: the frames outside (after) this entry were
    * running when C code called back into Lua (lua_call/lua_pcall, a C
-   * frame).  addr = the C frame's stack address (L->cframe chain), so host
-   * frames can be placed between. */
+   * frame, an FFI callback, a coroutine's resume).  addr = the C frame's
+   * stack address (L->cframe chain), so host frames can be placed between;
+   * 0 when the chain of C frames ran out. */
   CAP_VMF_CBOUND = 4,
-  /* A coroutine boundary: the frames after this entry belong to the
-   * coroutine that resumed the one before (addr = that lua_State). */
+  /* A coroutine boundary, after the CBOUND of the coroutine's resume: the
+   * frames after this entry belong to the coroutine that resumed the one
+   * before (addr = that lua_State).  Only a resume by coroutine.resume or
+   * a coroutine.wrap function is followed; a coroutine resumed by C code
+   * (lua_resume) ends the walk with its CBOUND. */
   CAP_VMF_CORO = 5
 };
 
@@ -119,8 +123,11 @@ CAP_HIDDEN int cap_vm_probe(lua_State *L, cap_vm *vm, char *err, size_t errlen);
  * moment of the signal.  ucontext: the handler's third argument (registers
  * of the interrupted code; the interpreter keeps BASE in a register and
  * leaves L->base stale), or NULL when called on the VM thread from C code
- * (then L->base is current).  Writes at most max frames to out, innermost
- * first, and returns their number; info gets the state. */
+ * (then L->base is current).  Inside a trace the walk starts at the
+ * trace's start frame (g->jit_base): frames of calls the trace inlined
+ * are not on the stack.  Writes at most max frames to out, innermost
+ * first, and returns their number; info gets the state.  A frame that
+ * has lost its function (a builtin returning) is left out. */
 CAP_HIDDEN uint32_t cap_vm_walk(const cap_vm *vm, const void *ucontext,
                                 cap_vm_info *info, cap_vm_frame *out,
                                 uint32_t max);
