@@ -234,7 +234,8 @@ static void parse_cie(const cap_ehf_mem *m, uint64_t addr, cie *c)
   } else if (aug[0]) {
     return;             /* "eh" and other pre-'z' forms: not for x86-64 */
   }
-  if (r.bad)
+  /* Rows know the return address only as column 16 (x86-64's). */
+  if (r.bad || c->ra_reg != R_RA)
     return;
   c->insn = r.p;
   c->insn_end = r.end;
@@ -426,6 +427,16 @@ static void cfa_expr(cfs *s, rd *r, uint64_t len)
   r->p += len;
 }
 
+/* A new CFA offset is meaningful only for a register rule; after an
+ * expression the CFA is no longer known. */
+static void cfa_offset(cfs *s, int64_t off)
+{
+  if (s->cfa_how == CFA_REG)
+    s->cfa_off = off;
+  else
+    s->cfa_how = CFA_OTHER;
+}
+
 /* Runs the instructions in [r.p, r.end), emitting rows as it advances. */
 static int run(prog *g, rd r)
 {
@@ -489,7 +500,9 @@ static int run(prog *g, rd r)
         g->s.cfa_off = 0;
       }
       break;
-    case 0x0e: g->s.cfa_off = (int64_t)rd_uleb(&r); break;
+    case 0x0e:                                          /* def_cfa_offset */
+      cfa_offset(&g->s, (int64_t)rd_uleb(&r));
+      break;
     case 0x0f: cfa_expr(&g->s, &r, rd_uleb(&r)); break;
     case 0x10: case 0x16:                   /* expression, val_expression */
       reg = rd_uleb(&r);
@@ -507,7 +520,9 @@ static int run(prog *g, rd r)
       g->s.cfa_reg = (uint8_t)rd_uleb(&r);
       g->s.cfa_off = rd_sleb(&r) * c->data_align;
       break;
-    case 0x13: g->s.cfa_off = rd_sleb(&r) * c->data_align; break;
+    case 0x13:                                      /* def_cfa_offset_sf */
+      cfa_offset(&g->s, rd_sleb(&r) * c->data_align);
+      break;
     case 0x14: case 0x15:                       /* val_offset(_sf) */
       reg = rd_uleb(&r);
       if (op == 0x14)
