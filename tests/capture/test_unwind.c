@@ -32,6 +32,7 @@
 #include <lua.h>
 #include <lualib.h>
 
+#include "cap_ehframe.h"
 #include "cap_unwind.h"
 
 #define NOINLINE __attribute__((noinline))
@@ -340,6 +341,147 @@ START_TEST(tables_cover_loaded_objects)
   }
   ck_assert(!cap_uw_function_range((uint64_t)(uintptr_t)&nobj, &lo, &hi));
   cap_uw_free();
+}
+END_TEST
+
+/* ---- the CFA programs, on a synthetic .eh_frame ---------------------------- */
+
+/* A .eh_frame_hdr and .eh_frame built in memory, with function addresses
+ * relative to the buffer (pcrel), and the rows they must give. */
+typedef struct ehbuf {
+  uint8_t b[1024];
+  size_t n;
+} ehbuf;
+
+static void eb_put(ehbuf *e, const uint8_t *p, size_t len)
+{
+  ck_assert_uint_le(e->n + len, sizeof e->b);
+  memcpy(e->b + e->n, p, len);
+  e->n += len;
+}
+
+static void eb_u32(ehbuf *e, size_t at, uint32_t v)
+{
+  memcpy(e->b + at, &v, 4);
+}
+
+/* An FDE for [pc, pc + len) (buffer-relative) with program prog. */
+static size_t eb_fde(ehbuf *e, size_t cie, uint32_t pc, uint32_t len,
+                     const uint8_t *prog, size_t plen)
+{
+  size_t at = e->n;
+  uint8_t z[4] = {0, 0, 0, 0};
+  eb_put(e, z, 4);                              /* length, below */
+  eb_put(e, z, 4);
+  eb_u32(e, at + 4, (uint32_t)(at + 4 - cie));  /* CIE pointer */
+  eb_put(e, z, 4);
+  eb_u32(e, at + 8, pc - (uint32_t)(at + 8));   /* pcrel sdata4 */
+  eb_put(e, z, 4);
+  eb_u32(e, at + 12, len);
+  eb_put(e, z, 1);                              /* augmentation length */
+  eb_put(e, prog, plen);
+  eb_u32(e, at, (uint32_t)(e->n - at - 4));
+  return at;
+}
+
+static void synthetic_rows(int with_table)
+{
+  static const uint8_t cie[] = {
+    0, 0, 0, 0, 0, 0, 0, 0, 1, 'z', 'R', 0, 1, 0x78, 16, 1, 0x1b,
+    0x0c, 7, 8,            /* def_cfa rsp+8 */
+    0x90, 1,               /* RA at cfa-8 */
+  };
+  /* rbp frame, remember/restore, restore of a register */
+  static const uint8_t p1[] = {
+    0x41, 0x0e, 16, 0x86, 2,        /* +1: cfa rsp+16, rbp at cfa-16 */
+    0x43, 0x0d, 6,                  /* +3: cfa rbp+16 */
+    0x60, 0x0a, 0x0c, 7, 8, 0xc6,   /* +32: remember; rsp+8; restore rbp */
+    0x41, 0x0b,                     /* +1: restore_state */
+  };
+  /* realigned stack: CFA = *(rbp - 8); then the RA undefined */
+  static const uint8_t p2[] = {
+    0x0f, 3, 0x76, 0x78, 0x06, 0x86, 2,
+    0x44, 0x07, 16,
+  };
+  /* a PLT: pushes, then the linker's expression */
+  static const uint8_t p3[] = {
+    0x0e, 16, 0x46, 0x0e, 24, 0x4a,
+    0x0f, 11, 0x77, 8, 0x80, 0, 0x3f, 0x1a, 0x3b, 0x2a, 0x33, 0x24, 0x22,
+  };
+  /* an opcode we do not know: NOINFO from there */
+  static const uint8_t p4[] = {0x42, 0x0e, 16, 0x3f};
+  static const struct {
+    uint32_t pc;
+    int16_t off;
+    int8_t rbp;
+    uint8_t kind;
+  } want[] = {
+    {0x1000, 1, 0, CAP_CFA_RSP | CAP_ROW_FSTART},
+    {0x1001, 2, -2, CAP_CFA_RSP},
+    {0x1004, 2, -2, CAP_CFA_RBP},
+    {0x1024, 1, 0, CAP_CFA_RSP},
+    {0x1025, 2, -2, CAP_CFA_RBP},
+    {0x1100, -1, -2, CAP_CFA_DEREF_RBP | CAP_ROW_FSTART},
+    {0x1104, 0, 0, CAP_CFA_ROOT},
+    {0x1110, 0, 0, CAP_CFA_NOINFO | CAP_ROW_GAP},
+    {0x1200, 2, 0, CAP_CFA_RSP | CAP_ROW_FSTART},
+    {0x1206, 3, 0, CAP_CFA_RSP},
+    {0x1210, 11, 0, CAP_CFA_PLT},
+    {0x1220, 0, 0, CAP_CFA_NOINFO | CAP_ROW_GAP},
+    {0x1300, 1, 0, CAP_CFA_RSP | CAP_ROW_FSTART},
+    {0x1302, 0, 0, CAP_CFA_NOINFO},
+    {0x1310, 0, 0, CAP_CFA_NOINFO | CAP_ROW_GAP},
+  };
+  static ehbuf e;
+  const size_t eh = 48;
+  size_t c, f[4], i, n = 0, cap = 0;
+  uint64_t seg[1][2], hdr;
+  cap_ehf_mem m;
+  cap_uw_row *rows = NULL;
+  uint8_t zero[4] = {0, 0, 0, 0};
+  memset(&e, 0, sizeof e);
+  e.n = eh;
+  c = e.n;
+  eb_put(&e, cie, sizeof cie);
+  eb_u32(&e, c, (uint32_t)(sizeof cie - 4));
+  /* Listed out of order: the builder sorts them. */
+  f[2] = eb_fde(&e, c, 0x1200, 0x20, p3, sizeof p3);
+  f[0] = eb_fde(&e, c, 0x1000, 0x100, p1, sizeof p1);
+  f[1] = eb_fde(&e, c, 0x1100, 0x10, p2, sizeof p2);
+  f[3] = eb_fde(&e, c, 0x1300, 0x10, p4, sizeof p4);
+  eb_put(&e, zero, 4);                          /* terminator */
+  /* .eh_frame_hdr at 0: version, pcrel sdata4 pointer to .eh_frame, then
+   * (with_table) a udata4 count and a datarel sdata4 table. */
+  e.b[0] = 1;
+  e.b[1] = 0x1b;
+  e.b[2] = with_table ? 0x03 : 0xff;
+  e.b[3] = 0x3b;
+  eb_u32(&e, 4, (uint32_t)(eh - 4));
+  eb_u32(&e, 8, 4);
+  for (i = 0; i < 4; i++) {
+    eb_u32(&e, 12 + 8 * i, 0x1000 + 0x100 * (uint32_t)i);
+    eb_u32(&e, 16 + 8 * i, (uint32_t)f[i]);
+  }
+  hdr = (uint64_t)(uintptr_t)e.b;
+  seg[0][0] = hdr;
+  seg[0][1] = hdr + sizeof e.b;
+  m.seg = (const uint64_t (*)[2])seg;
+  m.nseg = 1;
+  ck_assert_int_eq(cap_ehf_rows(&m, hdr, hdr, &rows, &n, &cap), 0);
+  for (i = 0; i < n && i < sizeof want / sizeof want[0]; i++) {
+    ck_assert_msg(rows[i].pc == want[i].pc && rows[i].off == want[i].off &&
+                  rows[i].rbp == want[i].rbp && rows[i].kind == want[i].kind,
+                  "row %zu: pc %#x off %d rbp %d kind %#x", i, rows[i].pc,
+                  rows[i].off, rows[i].rbp, rows[i].kind);
+  }
+  ck_assert_uint_eq(n, sizeof want / sizeof want[0]);
+  free(rows);
+}
+
+START_TEST(cfa_programs_to_rows)
+{
+  synthetic_rows(1);    /* FDEs from the binary-search table */
+  synthetic_rows(0);    /* FDEs from walking .eh_frame */
 }
 END_TEST
 
@@ -1037,6 +1179,7 @@ static Suite *unwind_suite(void)
     const char *name;
     const TTest *test;
   } tests[] = {
+    {"cfa_programs_to_rows", cfa_programs_to_rows},
     {"tables_cover_loaded_objects", tables_cover_loaded_objects},
     {"timer_ticks_in_c_chain", timer_ticks_in_c_chain},
     {"object_without_eh_frame_hdr", object_without_eh_frame_hdr},
