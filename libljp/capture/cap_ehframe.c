@@ -245,7 +245,7 @@ static void parse_cie(const cap_ehf_mem *m, uint64_t addr, cie *c)
 /* ---- CFA programs ---------------------------------------------------------- */
 
 enum { CFA_REG, CFA_DEREF_RBP, CFA_PLT, CFA_OTHER };
-enum { RULE_SAME, RULE_OFFSET, RULE_UNDEF, RULE_OTHER };
+enum { RULE_SAME, RULE_OFFSET, RULE_UNDEF, RULE_OTHER, RULE_AT_FP };
 
 typedef struct cfs {
   uint8_t cfa_how, cfa_reg, rbp_how, ra_how;
@@ -309,10 +309,15 @@ static cap_uw_row to_row(const cfs *s)
     w.off = (int16_t)(off / 8);
   }
   if (s->rbp_how == RULE_OFFSET && s->rbp_off % 8 == 0 && s->rbp_off != 0 &&
-      fits(s->rbp_off / 8, INT8_MIN, INT8_MAX))
+      fits(s->rbp_off / 8, INT8_MIN, INT8_MAX)) {
     w.rbp = (int8_t)(s->rbp_off / 8);
-  else if (s->rbp_how != RULE_SAME)
+  } else if (s->rbp_how == RULE_AT_FP && s->rbp_off % 8 == 0 &&
+             fits(s->rbp_off / 8, INT8_MIN, INT8_MAX)) {
+    w.rbp = (int8_t)(s->rbp_off / 8);
+    w.kind |= CAP_ROW_RBP_AT_FP;
+  } else if (s->rbp_how != RULE_SAME) {
     w.kind |= CAP_ROW_RBP_LOST;
+  }
   return w;
 }
 
@@ -427,6 +432,18 @@ static void cfa_expr(cfs *s, rd *r, uint64_t len)
   r->p += len;
 }
 
+/* Whether the len-byte expression at r is "breg6 off" (*off set): where
+ * gcc's realigned frames keep the caller's rbp, relative to their own. */
+static int rbp_at_rbp(const rd *r, uint64_t len, int64_t *off)
+{
+  rd e = *r;
+  if (len < 2 || !rd_need(&e, len) || rd_u(&e, 1) != 0x76)
+    return 0;
+  e.end = r->p + len;
+  *off = rd_sleb(&e);
+  return !e.bad && e.p == e.end;
+}
+
 /* A new CFA offset is meaningful only for a register rule; after an
  * expression the CFA is no longer known. */
 static void cfa_offset(cfs *s, int64_t off)
@@ -507,9 +524,12 @@ static int run(prog *g, rd r)
     case 0x10: case 0x16:                   /* expression, val_expression */
       reg = rd_uleb(&r);
       v = rd_uleb(&r);
+      if (op == 0x10 && reg == R_RBP && rbp_at_rbp(&r, v, &off))
+        set_rule(&g->s, reg, RULE_AT_FP, off);
+      else
+        set_rule(&g->s, reg, RULE_OTHER, 0);
       if (rd_need(&r, v))
         r.p += v;
-      set_rule(&g->s, reg, RULE_OTHER, 0);
       break;
     case 0x11:                                      /* offset_extended_sf */
       reg = rd_uleb(&r);

@@ -31,7 +31,9 @@ enum {
 enum {
   CAP_ROW_FSTART = 8,   /* first row of an FDE (a function's start) */
   CAP_ROW_RBP_LOST = 16,/* rbp's caller value is not recoverable */
-  CAP_ROW_GAP = 32      /* no FDE covers this range (after an FDE's end) */
+  CAP_ROW_GAP = 32,     /* no FDE covers this range (after an FDE's end) */
+  CAP_ROW_RBP_AT_FP = 64/* rbp saved at this frame's rbp + rbp*8 instead
+                           (realigned stack frames) */
 };
 
 /* One row: from pc (object-relative) up to the next row's pc. */

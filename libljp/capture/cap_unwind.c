@@ -446,7 +446,12 @@ static int step(const cap_uw_row *w, uint64_t pc, uint64_t sp, uint64_t *fp,
   if (cfa <= sp || cfa < 8 || !in_stack(cfa - 8, lo, hi))
     return -1;
   *ra = raw64(cfa - 8);
-  if (w->rbp) {
+  if (w->kind & CAP_ROW_RBP_AT_FP) {
+    a = *fp + (uint64_t)((int64_t)w->rbp * 8);
+    if (!*fp_ok || !in_stack(a, lo, hi))
+      return -1;
+    *fp = raw64(a);
+  } else if (w->rbp) {
     a = cfa + (uint64_t)((int64_t)w->rbp * 8);
     if (!in_stack(a, lo, hi))
       return -1;

@@ -398,9 +398,10 @@ static void synthetic_rows(int with_table)
     0x60, 0x0a, 0x0c, 7, 8, 0xc6,   /* +32: remember; rsp+8; restore rbp */
     0x41, 0x0b,                     /* +1: restore_state */
   };
-  /* realigned stack: CFA = *(rbp - 8); then the RA undefined */
+  /* realigned stack (gcc's DRAP): CFA = *(rbp - 8), the caller's rbp at
+   * *rbp; then the RA undefined */
   static const uint8_t p2[] = {
-    0x0f, 3, 0x76, 0x78, 0x06, 0x86, 2,
+    0x0f, 3, 0x76, 0x78, 0x06, 0x10, 6, 2, 0x76, 0,
     0x44, 0x07, 16,
   };
   /* a PLT: pushes, then the linker's expression */
@@ -421,7 +422,7 @@ static void synthetic_rows(int with_table)
     {0x1004, 2, -2, CAP_CFA_RBP},
     {0x1024, 1, 0, CAP_CFA_RSP},
     {0x1025, 2, -2, CAP_CFA_RBP},
-    {0x1100, -1, -2, CAP_CFA_DEREF_RBP | CAP_ROW_FSTART},
+    {0x1100, -1, 0, CAP_CFA_DEREF_RBP | CAP_ROW_RBP_AT_FP | CAP_ROW_FSTART},
     {0x1104, 0, 0, CAP_CFA_ROOT},
     {0x1110, 0, 0, CAP_CFA_NOINFO | CAP_ROW_GAP},
     {0x1200, 2, 0, CAP_CFA_RSP | CAP_ROW_FSTART},

@@ -39,16 +39,27 @@ EXPORT NOINLINE void uwl_leaf(volatile int *stop, void (*hook)(void))
   uwl_sink = x;
 }
 
+/* A realigned frame with a dynamic allocation: gcc keeps the CFA as
+ * *(rbp - 8) and the caller's rbp at *rbp (DRAP), clang an rbp frame. */
 static NOINLINE void uwl_mid(volatile int *stop, void (*hook)(void))
 {
+  unsigned char wide[32] __attribute__((aligned(64)));
+  unsigned char *dyn = __builtin_alloca(16 + (uwl_sink & 1));
   uwl_ra[1] = (uint64_t)(uintptr_t)__builtin_return_address(0);
+  __asm__ volatile("" : : "r"(wide), "r"(dyn) : "memory");
   uwl_leaf(stop, hook);
+  __asm__ volatile("" : : "r"(wide), "r"(dyn) : "memory");
   uwl_sink++;   /* not a tail call */
 }
 
+/* A realigned frame: CFA = rbp + 16, so its rbp must come back right from
+ * uwl_mid's frame. */
 EXPORT NOINLINE void uwl_outer(volatile int *stop, void (*hook)(void))
 {
+  unsigned char wide[32] __attribute__((aligned(64)));
   uwl_ra[2] = (uint64_t)(uintptr_t)__builtin_return_address(0);
+  __asm__ volatile("" : : "r"(wide) : "memory");
   uwl_mid(stop, hook);
+  __asm__ volatile("" : : "r"(wide) : "memory");
   uwl_sink++;
 }
