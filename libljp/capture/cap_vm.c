@@ -74,6 +74,7 @@ typedef struct walk {
   int lenient;             /* the first frame may have lost its function */
   cap_vm_frame *out;
   uint32_t n, max;
+  volatile uint32_t *nframes;  /* the caller's count, for a faulted walk */
 } walk;
 
 static int put(walk *w, const cap_vm_frame *f)
@@ -81,6 +82,7 @@ static int put(walk *w, const cap_vm_frame *f)
   if (w->n >= w->max)
     return 0;
   w->out[w->n++] = *f;
+  *w->nframes = w->n;
   return 1;
 }
 
@@ -334,6 +336,7 @@ uint32_t cap_vm_walk(const cap_vm *vm, const void *ucontext,
   info->vmstate = 0;
   info->status = CAP_VMS_NOLUA;
   info->L = info->cframe = info->base = 0;
+  info->nframes = info->pad = 0;
   if (!vm || !vm->g)
     return 0;
   g = vm->g;
@@ -347,6 +350,7 @@ uint32_t cap_vm_walk(const cap_vm *vm, const void *ucontext,
   w.out = out;
   w.n = 0;
   w.max = max;
+  w.nframes = &info->nframes;
   w.lenient = 0;
   if (!walk_thread(&w, L))
     return 0;

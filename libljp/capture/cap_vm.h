@@ -14,7 +14,7 @@
  * (alignment, range, GC type byte).  It may still read a stale pointer
  * whose page is gone; the caller runs it under a SIGSEGV/SIGBUS guard
  * (sigsetjmp), and a faulted walk keeps the frames written before the
- * fault.
+ * fault (cap_vm_info.nframes counts them).
  */
 #ifndef LJP_CAP_VM_H
 #define LJP_CAP_VM_H
@@ -76,6 +76,11 @@ typedef struct cap_vm_info {
   uint64_t L;            /* g->cur_L: the running coroutine */
   uint64_t cframe;       /* cur_L->cframe (raw, low bits masked), or 0 */
   uint64_t base;         /* the frame base the walk started from */
+  uint32_t nframes;      /* frames written to out so far: kept up to date
+                            during the walk, so that it still counts them
+                            when the walk faulted (its return value is then
+                            lost) */
+  uint32_t pad;
 } cap_vm_info;
 
 /* LuaJIT's VM states (LJ_VMST_*), as g->vmstate holds them. */

@@ -64,14 +64,27 @@ static void on_prof(int sig, siginfo_t *si, void *uc)
     sample *s = &samples[nsamp];
     s->faulted = 0;
     guarded = 1;
-    if (sigsetjmp(guard, 1) == 0)
+    if (sigsetjmp(guard, 1) == 0) {
       s->n = cap_vm_walk(&vm, uc, &s->info, s->fr, MAXF);
-    else
+    } else {
       s->faulted = 1;
+      s->n = s->info.nframes;
+    }
     guarded = 0;
     nsamp++;
   }
   errno = e;
+}
+
+static void guard_faults(void)
+{
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_fault;
+  sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+  sigemptyset(&sa.sa_mask);
+  ck_assert_int_eq(sigaction(SIGSEGV, &sa, NULL), 0);
+  ck_assert_int_eq(sigaction(SIGBUS, &sa, NULL), 0);
 }
 
 static void sampling(int on)
@@ -80,12 +93,9 @@ static void sampling(int on)
   memset(&it, 0, sizeof it);
   if (on) {
     struct sigaction sa;
+    guard_faults();
     memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_fault;
-    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
     sigemptyset(&sa.sa_mask);
-    ck_assert_int_eq(sigaction(SIGSEGV, &sa, NULL), 0);
-    ck_assert_int_eq(sigaction(SIGBUS, &sa, NULL), 0);
     sa.sa_sigaction = on_prof;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     ck_assert_int_eq(sigaction(SIGPROF, &sa, NULL), 0);
@@ -310,6 +320,7 @@ static int vmstr(lua_State *L)
   const char *s;
   uint32_t n = cap_vm_walk(&vm, NULL, &info, fr, 8);
   ck_assert_uint_ge(n, 2);
+  ck_assert_uint_eq(info.nframes, n);
   ck_assert_int_eq(fr[1].kind, CAP_VMF_LUA);
   s = cap_vm_str(&vm, fr[1].chunk, 4, &len);
   ck_assert_ptr_nonnull(s);
@@ -333,6 +344,115 @@ START_TEST(str_reads_chunk_names)
   lua_State *L = new_state();
   lua_register(L, "vmstr", vmstr);
   run(L, "local function f() vmstr() return 1 end f()", "=strchunk");
+  lua_close(L);
+}
+END_TEST
+
+/* A VM made up in the test's memory: a global_State, a lua_State and a
+ * stack holding one C function's frame with link `link`, in the probed
+ * layout (GC64). */
+static struct {
+  _Alignas(16) uint8_t g[1024];
+  _Alignas(16) uint8_t L[256];
+  _Alignas(16) uint8_t fn[128];
+  _Alignas(16) uint64_t stack[64];
+} fake;
+
+static void fake_vm(cap_vm *fv, uint64_t link)
+{
+  uint64_t g = (uint64_t)(uintptr_t)fake.g, L = (uint64_t)(uintptr_t)fake.L;
+  uint64_t fn = (uint64_t)(uintptr_t)fake.fn, st = (uint64_t)(uintptr_t)fake.stack;
+  uint64_t v;
+  int32_t vms = CAP_VMST_C;
+  lua_CFunction cf = cburn;
+  memset(&fake, 0, sizeof fake);
+  *fv = vm;
+  fv->g = g;
+  fv->interp_lo = fv->interp_hi = 0;
+  memcpy(fake.g + vm.off_g_vmstate, &vms, 4);
+  memcpy(fake.g + vm.off_g_cur_L, &L, 8);
+  fake.L[vm.off_gct] = 6;                    /* thread */
+  memcpy(fake.L + vm.off_L_glref, &g, 8);
+  memcpy(fake.L + vm.off_L_stack, &st, 8);
+  v = st + 60 * 8;
+  memcpy(fake.L + vm.off_L_maxstack, &v, 8);
+  v = st + 4 * 8;                            /* base: slot 4 */
+  memcpy(fake.L + vm.off_L_base, &v, 8);
+  fake.fn[vm.off_gct] = 8;                   /* function */
+  fake.fn[vm.off_fn_ffid] = 1;               /* a lua_CFunction */
+  memcpy(fake.fn + vm.off_fn_cf, &cf, sizeof cf);
+  fake.stack[2] = (UINT64_C(0x1fff7) << 47) | fn;   /* itype -9: function */
+  fake.stack[3] = link;
+}
+
+static uint32_t fake_walk(const cap_vm *fv, cap_vm_info *info, cap_vm_frame *fr,
+                          int *faulted)
+{
+  volatile uint32_t n = 0;
+  guard_faults();
+  *faulted = 0;
+  guarded = 1;
+  if (sigsetjmp(guard, 1) == 0) {
+    n = cap_vm_walk(fv, NULL, info, fr, MAXF);
+  } else {
+    *faulted = 1;
+    n = info->nframes;
+  }
+  guarded = 0;
+  return n;
+}
+
+START_TEST(made_up_stacks)
+{
+  lua_State *L = new_state();
+  cap_vm fv;
+  cap_vm_info info;
+  cap_vm_frame fr[MAXF];
+  int faulted;
+  uint32_t n;
+  if (!vm.gc64) {   /* the test's memory is not below 4 GiB */
+    lua_close(L);
+    return;
+  }
+  /* A C frame called from C (FRAME_CP) whose delta reaches the bottom. */
+  fake_vm(&fv, 16 | 5);
+  n = fake_walk(&fv, &info, fr, &faulted);
+  ck_assert_int_eq(faulted, 0);
+  ck_assert_uint_eq(info.status, CAP_VMS_OK);
+  ck_assert_uint_eq(n, 2);
+  ck_assert_int_eq(fr[0].kind, CAP_VMF_CFUNC);
+  ck_assert_uint_eq(fr[0].addr, (uint64_t)(uintptr_t)cburn);
+  ck_assert_int_eq(fr[1].kind, CAP_VMF_CBOUND);
+  ck_assert_uint_eq(fr[1].addr, 0);          /* no C frame chain */
+  /* A delta past the bottom of the stack. */
+  fake_vm(&fv, 24 | 5);
+  n = fake_walk(&fv, &info, fr, &faulted);
+  ck_assert_int_eq(faulted, 0);
+  ck_assert_uint_eq(info.status, CAP_VMS_REJECTED);
+  ck_assert_uint_eq(n, 2);
+  /* A frame that links to itself. */
+  fake_vm(&fv, 0 | 1);
+  n = fake_walk(&fv, &info, fr, &faulted);
+  ck_assert_uint_eq(info.status, CAP_VMS_REJECTED);
+  /* A function slot that holds no function. */
+  fake_vm(&fv, 16 | 5);
+  fake.stack[2] = UINT64_C(0x4045000000000000);   /* 42.0 */
+  n = fake_walk(&fv, &info, fr, &faulted);
+  ck_assert_uint_eq(info.status, CAP_VMS_REJECTED);
+  ck_assert_uint_eq(n, 0);
+  /* A return PC into unmapped memory: the walk faults after the first
+   * frame and says how many it wrote. */
+  fake_vm(&fv, 0x8000);
+  n = fake_walk(&fv, &info, fr, &faulted);
+  ck_assert_int_eq(faulted, 1);
+  ck_assert_uint_eq(n, 1);
+  ck_assert_int_eq(fr[0].kind, CAP_VMF_CFUNC);
+  /* cur_L that is no thread. */
+  fake_vm(&fv, 16 | 5);
+  fake.L[vm.off_gct] = 8;
+  n = fake_walk(&fv, &info, fr, &faulted);
+  ck_assert_uint_eq(n, 0);
+  ck_assert_uint_eq(info.status, CAP_VMS_NOLUA);
   lua_close(L);
 }
 END_TEST
@@ -749,6 +869,7 @@ static Suite *vm_suite(void)
     {"probe_from_lua_and_coroutines", probe_from_lua_and_coroutines},
     {"walk_outside_lua_reads_nothing", walk_outside_lua_reads_nothing},
     {"str_reads_chunk_names", str_reads_chunk_names},
+    {"made_up_stacks", made_up_stacks},
     {"interpreter_chain_at_the_signal", interpreter_chain_at_the_signal},
     {"trace_chain_at_the_signal", trace_chain_at_the_signal},
     {"c_function_innermost_in_c_state", c_function_innermost_in_c_state},
