@@ -635,7 +635,10 @@ START_TEST(plt_entries)
   plt0 = plt - 16 * ((uint64_t)idx + 1);
 
   /* Zeros above: uwl_outer's return address, whether its CFA is rsp + 16
-   * or (with frame pointers) rbp + 16. */
+   * or (with frame pointers) rbp + 16.  A sanitizer's instrumentation can
+   * give uwl_outer a frame larger than st: the walk then stops at the
+   * bound (BADSTACK) instead of reading the 0; what matters here is the
+   * step out of the PLT entry. */
   memset(st, 0, sizeof st);
   r.sp = (uint64_t)(uintptr_t)st;
   r.fp = (uint64_t)(uintptr_t)&st[5];
@@ -646,7 +649,7 @@ START_TEST(plt_entries)
   n = cap_uw_unwind(&r, r.sp, r.sp + sizeof st, f, 8, &fl);
   ck_assert_uint_eq(n, 2);
   ck_assert_uint_eq(f[1], uwl_ra[1]);
-  ck_assert_uint_eq(fl, CAP_UW_ROOT);   /* then uwl_outer reads a 0 */
+  ck_assert(fl == CAP_UW_ROOT || fl == CAP_UW_BADSTACK);
   /* After push $i (offset 11): one more slot. */
   r.pc = plt + 11;
   st[0] = idx;
@@ -654,7 +657,7 @@ START_TEST(plt_entries)
   n = cap_uw_unwind(&r, r.sp, r.sp + sizeof st, f, 8, &fl);
   ck_assert_uint_eq(n, 2);
   ck_assert_uint_eq(f[1], uwl_ra[1]);
-  ck_assert_uint_eq(fl, CAP_UW_ROOT);
+  ck_assert(fl == CAP_UW_ROOT || fl == CAP_UW_BADSTACK);
   /* PLT0 after its push of GOT[1] (offset 6): two more slots. */
   r.pc = plt0 + 6;
   st[0] = 12345;
@@ -663,7 +666,7 @@ START_TEST(plt_entries)
   n = cap_uw_unwind(&r, r.sp, r.sp + sizeof st, f, 8, &fl);
   ck_assert_uint_eq(n, 2);
   ck_assert_uint_eq(f[1], uwl_ra[1]);
-  ck_assert_uint_eq(fl, CAP_UW_ROOT);
+  ck_assert(fl == CAP_UW_ROOT || fl == CAP_UW_BADSTACK);
   cap_uw_free();
 }
 END_TEST
