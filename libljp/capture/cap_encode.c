@@ -26,6 +26,30 @@ static uint64_t coro_L[CAP_MAX_COROS];
 static uint32_t ncoro;
 static uint64_t last_t;
 
+/* The interpreter is one block of machine code without symbols in a
+ * stripped libluajit: name it as a whole, once, instead of writing one
+ * "libluajit-5.1.so.2+0x..." per PC (the merged view then also treats it
+ * as the VM's glue between an entry point and the C function it runs). */
+static int interp_state;        /* 0 unknown, 1 named by us, 2 has symbols */
+
+static int interp_frame(uint64_t pc)
+{
+  const cap_vm *vm = &cap_S.lj;
+  if (!vm->interp_hi || pc < vm->interp_lo || pc >= vm->interp_hi)
+    return 0;
+  if (interp_state == 0) {
+    cap_sym s;
+    if (cap_symbols_lookup(vm->interp_lo, &s) && s.name) {
+      interp_state = 2;
+    } else {
+      static const char name[] = "lj_vm_interpreter";
+      ljp_write_event_cfunc(cap_S.w, vm->interp_lo, name, sizeof name - 1);
+      interp_state = 1;
+    }
+  }
+  return interp_state == 1;
+}
+
 static uint64_t coro_id(uint64_t L)
 {
   uint32_t i;
@@ -46,6 +70,7 @@ static uint64_t coro_id(uint64_t L)
 void cap_encode_reset(void)
 {
   ncoro = 0;
+  interp_state = 0;
   last_t = cap_S.t_mono0;
 }
 
@@ -168,7 +193,8 @@ void cap_encode_slot(uint32_t idx)
   if (cap_S.mode == LJP_CAPTURE_LEAF && nh > 1)
     nh = 1;
   for (i = 0; i < nh; i++)
-    cap_symbols_emit(cap_S.w, h[i], i > 0);
+    if (!interp_frame(h[i]))
+      cap_symbols_emit(cap_S.w, h[i], i > 0);
   if (vmstate == LJP_VMST_TRACE) {
     t = cap_traces_by_no((uint32_t)m->vmstate);
     if (t) {

@@ -559,6 +559,7 @@ static void capture_vm(uint32_t idx, uint64_t pc, const void *uc)
   cap_vm_frame *lf = r->lframes + (size_t)idx * r->lstride;
   uint64_t *frames = r->frames + (size_t)idx * r->stride;
   volatile uint32_t nl = 0, nh = 0;
+  volatile int walked = 0;
   cap_vm_info info;
   uint32_t lmax = cap_S.mode == LJP_CAPTURE_CALLGRAPH ? r->lstride : 1;
 
@@ -569,6 +570,7 @@ static void capture_vm(uint32_t idx, uint64_t pc, const void *uc)
   if (sigsetjmp(bt_jmp, 0) == 0) {
     bt_guard = 1;
     nl = cap_vm_walk(&cap_S.lj, uc, &info, lf, lmax);
+    walked = 1;
     if (cap_S.mode == LJP_CAPTURE_CALLGRAPH && cap_S.own_unwinder) {
       uint8_t hf = CAP_SLOT_HOST_PARTIAL;
       nh = own_unwind(uc, info.cframe, frames, cap_S.max_frames, &hf);
@@ -577,8 +579,12 @@ static void capture_vm(uint32_t idx, uint64_t pc, const void *uc)
     bt_guard = 0;
   } else {
     atomic_fetch_add_explicit(&cap_S.unwind_faults, 1, memory_order_relaxed);
-    if (info.status == CAP_VMS_OK)
+    /* A fault inside the walk: the frames it wrote before are counted in
+     * info.nframes (its return value is lost) and the chain is cut. */
+    if (!walked) {
+      nl = info.nframes;
       info.status = CAP_VMS_REJECTED;
+    }
   }
   if (cap_S.mode == LJP_CAPTURE_CALLGRAPH && !cap_S.own_unwinder) {
     nh = capture_stack(pc, uc, frames, r->stride);

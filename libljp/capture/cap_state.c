@@ -13,6 +13,7 @@
 #include <luajit.h>
 
 #include "cap_internal.h"
+#include "cap_names.h"
 #include "cap_unwind.h"
 
 cap_state cap_S;
@@ -343,8 +344,12 @@ int cap_stop_internal(lua_State *L, int closing)
   /* While the VM closes, LuaJIT has stopped its profiler already and the
    * call below does nothing; from atexit it still runs. */
   cap_signal_disarm(L);
-  if (!closing)
+  if (!closing) {
     cap_traces_detach(L);
+    cap_core_enter();
+    cap_names_refresh(L);
+    cap_core_leave();
+  }
   cap_flush_pending();
   cap_S.running = 0;
   cap_S.drained_pending = 0;
@@ -396,6 +401,11 @@ int ljp_capture_drain(lua_State *L)
     return LJP_CAPTURE_ERRRUN;
   if (!L || vm_of(L) != cap_S.vm)
     return LJP_CAPTURE_ERRUSE;
+  /* The host's event loop may run Lua: name C functions of modules
+   * required since start (rate-limited), before the samples are named. */
+  cap_core_enter();
+  cap_names_refresh(L);
+  cap_core_leave();
   cap_flush_pending();
   return LJP_CAPTURE_SUCCESS;
 }

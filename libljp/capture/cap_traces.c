@@ -17,6 +17,7 @@
 #include <lua.h>
 
 #include "cap_internal.h"
+#include "cap_names.h"
 
 typedef struct pending {
   uint64_t proto, line, firstline;
@@ -110,6 +111,10 @@ static int on_trace(lua_State *L)
     cap_unwind_settle();
     cap_S.compiling = 0;
   }
+  /* Lua may run here: name C functions of modules required since start
+   * (rate-limited; only after a frame went unnamed). */
+  lua_settop(L, 0);
+  cap_names_refresh(L);
   cap_core_leave();
   return 0;
 }
@@ -182,6 +187,8 @@ static int on_trace_core(lua_State *L)
       if (t.hi > t.lo) {
         cap_signal_note_mcode(t.lo, t.hi);
         insert(&t);
+        /* Host frames inside this machine code are named as the trace. */
+        cap_tracenames_add(t.traceno, t.lo, t.hi, t.proto, t.line);
       }
     }
     lua_settop(L, 0);

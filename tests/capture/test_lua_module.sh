@@ -13,10 +13,25 @@ fail() { echo "FAIL: $*"; exit 1; }
 got=$("$LUAJIT" "$SRC/module_api.lua" "$tmp/api.bin") || fail "module_api.lua"
 want=$(echo "$got" | sed -n 's/^samples=//p')
 sum=$("$CAPCHECK" "$tmp/api.bin")
-echo "$sum" | grep -q "samples=$want complete=1 status=1 flavor=[12] ljs=3 ljp=2 undefined=0 " ||
+echo "$sum" | grep -q "samples=$want complete=1 status=1 flavor=[12] ljs=3 ljp=129 undefined=0 " ||
   fail "api.bin: want samples=$want complete, got: $sum"
 "$CAPCHECK" -v "$tmp/api.bin" | grep -q 'table.sort' || fail "no table.sort frame"
 "$CAPCHECK" -v "$tmp/api.bin" | grep -q ';main;' || fail "host stacks do not reach main"
+
+# 1b. This luajit's layout is recognised: stacks are read at the signal
+# (a statically linked /usr/bin/luajit, or OpenResty's luajit2).
+reader=$("$LUAJIT" -e 'local sp = require "ljp.sysprof"
+assert(sp.start{mode = "C", path = arg[1] or "'"$tmp"'/r.bin"})
+local r = sp.report() sp.stop()
+io.write(r.reader, " ", tostring(r.reader_error))') || fail "reader check"
+[ "${reader%% *}" = signal ] || fail "Lua stacks not read at the signal: $reader"
+
+# 1c. format = 2 writes Tarantool's ljp 2.
+printf 'local x=0 local t0=os.clock() while os.clock()-t0<0.2 do x=x+1 end\n' > "$tmp/spin.lua"
+LJP_SYSPROF_PATH="$tmp/f2.bin" LJP_SYSPROF_FORMAT=2 LJP_SYSPROF_INTERVAL=1 \
+  "$LUAJIT" -l ljp.autoprof "$tmp/spin.lua" || fail "format 2 run"
+"$CAPCHECK" "$tmp/f2.bin" | grep -q "complete=1 status=1 flavor=[12] ljs=3 ljp=2 " ||
+  fail "f2.bin is not ljp 2: $("$CAPCHECK" "$tmp/f2.bin")"
 
 # 2. One command, unmodified script that raises: the file is still complete.
 cat > "$tmp/boom.lua" <<'LUA'
