@@ -370,7 +370,8 @@ uint32_t cap_vm_walk(const cap_vm *vm, const void *ucontext,
   info->status = walk_frames(&w, base);
   /* A coroutine's chain ends in the C frame of its resume: continue with
    * the thread that resumed it, if that was Lua's coroutine.resume. */
-  for (depth = 0; info->status == CAP_VMS_OK && depth < 64 && w.n > 0 &&
+  for (depth = 0; vm->follow_coro && info->status == CAP_VMS_OK &&
+                  depth < 64 && w.n > 0 &&
                   out[w.n - 1].kind == CAP_VMF_CBOUND; depth++) {
     cap_vm_frame f = {0};
     uint64_t R = resumer_of(&w, out[w.n - 1].addr);

@@ -113,6 +113,11 @@ typedef struct cap_vm {
   uint32_t off_gct;      /* GC type byte of every GC object */
   uint32_t off_pt_sizebc;          /* GCproto: bytecode count (validates
                                       return PCs) */
+  /* A coroutine's chain continues into the thread that resumed it only
+   * when the probe saw that work: the host may have replaced
+   * coroutine.resume (lua-nginx-module does), and then nothing proves the
+   * resume frame's layout. */
+  int follow_coro;
 } cap_vm;
 
 /* Probes the VM that runs L, on the VM thread, outside signal context

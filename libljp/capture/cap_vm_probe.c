@@ -398,15 +398,35 @@ static int probe_check(lua_State *L)
 }
 
 static const char probe_chunk[] =
-  "local check = ...\n"
+  "local check, coro = ...\n"
   "local function c(k) check(k) return 1 end\n"
   "local function b(k) c(k) return 2 end\n"
   "local function a(k) b(k) return 3 end\n"
   "a(1)\n"
   "pcall(a, 2)\n"
   "table.sort({3, 1, 2}, function(x, y) check(3) return x < y end)\n"
-  "local co = coroutine.create(function() a(4) return 4 end)\n"
-  "coroutine.resume(co)\n";
+  "if coro then\n"
+  "  local co = coroutine.create(function() a(4) return 4 end)\n"
+  "  coroutine.resume(co)\n"
+  "end\n";
+
+/* Whether coroutine.create and coroutine.resume are the VM's builtins:
+ * a host may replace them (lua-nginx-module does, and its versions raise
+ * in some phases), and then the probe cannot resume from Lua. */
+static int builtin_coroutines(lua_State *L)
+{
+  int ok;
+  lua_getglobal(L, "coroutine");
+  if (!lua_istable(L, -1)) {
+    lua_pop(L, 1);
+    return 0;
+  }
+  lua_getfield(L, -1, "create");
+  lua_getfield(L, -2, "resume");
+  ok = funcinfo_ffid(L, -1) >= 0 && funcinfo_ffid(L, -2) >= 0;
+  lua_pop(L, 3);
+  return ok;
+}
 
 /* OpenResty's luajit2, told at run time: a module built against stock
  * headers may be loaded into it. */
@@ -432,7 +452,7 @@ static int detect_flavor(lua_State *L)
 int cap_vm_probe(lua_State *L, cap_vm *vm, char *err, size_t errlen)
 {
   probe_ctx c;
-  int top = lua_gettop(L), i;
+  int top = lua_gettop(L), i, coro;
   memset(vm, 0, sizeof *vm);
   if (!CAP_VM_X64) {
     /* The C frame layout and the interpreter's registers are x86-64's. */
@@ -473,26 +493,31 @@ int cap_vm_probe(lua_State *L, cap_vm *vm, char *err, size_t errlen)
     memset(vm, 0, sizeof *vm);
     return -1;
   }
+  coro = builtin_coroutines(L);
+  /* Provisional: the coroutine scenario checks that following works. */
+  vm->follow_coro = coro;
   lua_pushlightuserdata(L, &c);
   lua_pushcclosure(L, probe_check, 1);
-  if (lua_pcall(L, 1, 0, 0) != 0) {
+  lua_pushboolean(L, coro);
+  if (lua_pcall(L, 2, 0, 0) != 0) {
     snprintf(err, errlen, "probe chunk: %s", lua_tostring(L, -1));
     lua_settop(L, top);
     memset(vm, 0, sizeof *vm);
     return -1;
   }
   lua_settop(L, top);
-  for (i = 1; i <= 4 && !c.failed; i++)
+  for (i = 1; i <= (coro ? 4 : 3) && !c.failed; i++)
     if (c.calls[i] == 0)
       PROBE_FAIL(&c, "walk (%s) never ran", scenario[i]);
   if (!c.failed && !c.seen_cbound_mid)
     PROBE_FAIL(&c, "no C boundary seen between Lua frames");
-  if (!c.failed && !c.seen_coro && vm->interp_hi)
+  if (!c.failed && coro && !c.seen_coro && vm->interp_hi)
     PROBE_FAIL(&c, "the coroutine's walk did not reach its resumer");
   if (c.failed) {
     memset(vm, 0, sizeof *vm);
     return -1;
   }
+  vm->follow_coro = coro && c.seen_coro;
   vm->ok = 1;
   return 0;
 }
