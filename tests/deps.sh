@@ -8,7 +8,7 @@ set -euo pipefail
 what=${1:-build}
 pkgs=(cmake make gcc pkg-config libxml2-dev libsqlite3-dev luajit libluajit-5.1-dev libunwind-dev)
 if [ "$what" = test ]; then
-  pkgs+=(check clang libclang-rt-dev sqlite3 libxml2-utils chromium valgrind)
+  pkgs+=(check clang libclang-rt-dev sqlite3 libxml2-utils chromium valgrind dpkg-dev)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

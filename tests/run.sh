@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Builds ljp and runs every test: the suite with gcc (ctest), the capture
 # core's tests against OpenResty's luajit2 (unpacked from its Debian
-# packages), then the suite built with clang under AddressSanitizer +
-# UndefinedBehaviorSanitizer.  SANITIZE=0 / OPENRESTY=0 skip those parts.
+# packages), nginx + lua-nginx-module under wrk, the capture tests on a
+# non-GC64 LuaJIT built from Debian's source, then the suite built with
+# clang under AddressSanitizer + UndefinedBehaviorSanitizer.
+# OPENRESTY=0 / NGINX=0 / NOGC64=0 / SANITIZE=0 skip those parts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tests/deps.sh test
@@ -14,6 +16,17 @@ cmake --build "$BUILD" -j"$jobs"
 if [ "${OPENRESTY:-1}" != 0 ]; then
   case "$BUILD" in /*) ordir=$BUILD-openresty ;; *) ordir=$(pwd)/$BUILD-openresty ;; esac
   sh tests/capture/openresty.sh . "$ordir"
+fi
+# A real server: nginx + lua-nginx-module (on luajit2) under wrk, the
+# profiler started per worker; the thresholds of the real-server test.
+if [ "${NGINX:-1}" != 0 ]; then
+  case "$BUILD" in /*) ngdir=$BUILD-nginx ;; *) ngdir=$(pwd)/$BUILD-nginx ;; esac
+  NGINX_STRICT=1 sh tests/capture/nginx.sh . "$ngdir"
+fi
+# LuaJIT's other object layout: a non-GC64 build from Debian's source.
+if [ "${NOGC64:-1}" != 0 ]; then
+  case "$BUILD" in /*) nodir=$BUILD-nogc64 ;; *) nodir=$(pwd)/$BUILD-nogc64 ;; esac
+  sh tests/capture/nogc64.sh . "$nodir"
 fi
 if [ "${SANITIZE:-1}" != 0 ]; then
   CC=clang cmake -S . -B "$BUILD-asan" -DCMAKE_BUILD_TYPE=Debug -DLJP_SANITIZE=ON \
