@@ -565,6 +565,16 @@ static int soak_seconds(void)
   return s > 0 ? s : 3;
 }
 
+static void *soak_bg(void *arg)
+{
+  atomic_int *stop = arg;
+  while (!atomic_load(stop)) {
+    void *p = malloc(64 + (size_t)(rand() % 4096));
+    free(p);
+  }
+  return NULL;
+}
+
 START_TEST(signal_safety_soak)
 {
   lua_State *L = new_state();
@@ -573,8 +583,13 @@ START_TEST(signal_safety_soak)
   struct ljp_capture_counters c;
   cap_decoded d;
   char code[4096];
+  pthread_t th;
+  atomic_int stop_bg = 0;
   reset_out();
   o.ring_slots = 64;      /* small: exercise drops too */
+  o.interval_us = 100;    /* 10 kHz asked: as many ticks as the kernel gives */
+  /* A second host thread allocating all along: a multithreaded host. */
+  ck_assert_int_eq(pthread_create(&th, NULL, soak_bg, &stop_bg), 0);
   ck_assert_int_eq(ljp_capture_start(L, &o), LJP_CAPTURE_SUCCESS);
   snprintf(code, sizeof code,
     "local function bt(d) if d == 0 then return {} end return {bt(d-1), bt(d-1)} end\n"
@@ -593,13 +608,20 @@ START_TEST(signal_safety_soak)
     "  for i = 1, 100 do co() end\n"
     "  loadstring('local s = 0 for i = 1, 200 do s = s + i * ' .. n .. ' churn(2) end')()\n"
     "  if n %% 25 == 0 then jit.flush() end\n"
+    "  local function deep(k) if k == 0 then return 0 end return 1 + deep(k - 1) end\n"
+    "  deep(300)\n"
     "end\n", soak_seconds());
   run(L, code, "@soak.lua");
   ck_assert_int_eq(ljp_capture_stop(L), LJP_CAPTURE_SUCCESS);
+  atomic_store(&stop_bg, 1);
+  pthread_join(th, NULL);
   ljp_capture_report(&c);
   decode_out(&d);
   check_consistent(&d, &c);
   ck_assert_uint_gt(c.samples, 50u * (unsigned)soak_seconds());
+  /* Every frame chain the handler rejected is marked in the stream. */
+  if (c.vm_reader)
+    ck_assert_uint_ge(d.lua_incomplete, c.lua_rejected);
   cap_decoded_free(&d);
   lua_close(L);
 }
