@@ -533,6 +533,11 @@ CAP_RAW_READ static uint32_t own_unwind(const void *ucv, uint64_t cframe,
     if (restarted || !cframe || n >= cap || cframe < lo ||
         cframe + CAP_CFRAME_SIZE > hi || (cframe & 7))
       break;
+    /* The machine code runs on the interpreter's C frame: that frame,
+     * named as the interpreter (an address inside its code; +1 because
+     * later frames are looked up as return addresses), then its caller. */
+    if (cap_S.lj.interp_hi > cap_S.lj.interp_lo + 1 && n < cap)
+      frames[n++] = cap_S.lj.interp_lo + 1;
     r.pc = *(const uint64_t *)(uintptr_t)(cframe + CAP_CFRAME_RA);
     r.fp = *(const uint64_t *)(uintptr_t)(cframe + CAP_CFRAME_RBP);
     r.sp = cframe + CAP_CFRAME_SIZE;
