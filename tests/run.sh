@@ -13,6 +13,8 @@ jobs=$(nproc)
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLJP_WERROR=ON >/dev/null
 cmake --build "$BUILD" -j"$jobs"
 (cd "$BUILD" && ctest --output-on-failure -j"$jobs")
+# A machine without check still builds the library and the tools.
+bash tests/build_nocheck.sh "$BUILD-nocheck"
 if [ "${OPENRESTY:-1}" != 0 ]; then
   case "$BUILD" in /*) ordir=$BUILD-openresty ;; *) ordir=$(pwd)/$BUILD-openresty ;; esac
   sh tests/capture/openresty.sh . "$ordir"

@@ -30,4 +30,24 @@ for tool in ljpdump ljpfold ljpsvg ljpdb; do
   [ -f "$tmp/prefix/share/man/man1/$tool.1" ]
 done
 [ -f "$tmp/prefix/include/ljp.h" ]
+# The installed runner finds ljp.autoprof and ljp/sysprof.so relative to
+# itself: it works from the prefix, through a symlink, and after the whole
+# tree was moved elsewhere.
+if [ -f "$build/libljp/capture/install/ljp-sysprof-run" ]; then
+  run=ljp-sysprof-run
+  [ -x "$tmp/prefix/bin/$run" ] && [ -f "$tmp/prefix/share/man/man1/$run.1" ]
+  printf 'local x=0 local t0=os.clock() while os.clock()-t0<0.2 do x=x+1 end\n' > "$tmp/spin.lua"
+  runs() {  # runs PREFIX RUNNER OUT: the profile is complete, the line agrees
+    (cd "$tmp" && env -u LUA_PATH -u LUA_CPATH "$2" -o "$3" -i 1 spin.lua 2> "$tmp/err")
+    n=$(sed -n "s/^ljp: wrote \([0-9]*\) samples to $3,.*/\1/p" "$tmp/err")
+    [ -n "$n" ] && [ "$n" -gt 0 ] || { cat "$tmp/err"; exit 1; }
+    "$1/bin/ljpdump" --summary "$tmp/$3" | grep -Eq "^samples: +$n\$" ||
+      { "$1/bin/ljpdump" --summary "$tmp/$3"; exit 1; }
+  }
+  runs "$tmp/prefix" "$tmp/prefix/bin/$run" a.bin
+  mkdir "$tmp/links" && ln -s "$tmp/prefix/bin/$run" "$tmp/links/$run"
+  runs "$tmp/prefix" "$tmp/links/$run" b.bin
+  mv "$tmp/prefix" "$tmp/moved"
+  PATH="$tmp/moved/bin:$PATH" runs "$tmp/moved" "$run" c.bin
+fi
 echo "1 passed, 0 failed"
