@@ -148,4 +148,73 @@ CAP_HIDDEN uint32_t cap_vm_walk(const cap_vm *vm, const void *ucontext,
 CAP_HIDDEN const char *cap_vm_str(const cap_vm *vm, uint64_t addr,
                                   size_t max_len, size_t *len);
 
+/* ---- the source of an allocation (cap_vm_site.c) ------------------------ */
+
+/* Sources, with the values of ljp_source (LJP_SRC_*). */
+enum {
+  CAP_SITE_INT = 1,      /* no location: GC, trace compiler, no Lua frame */
+  CAP_SITE_LFUNC = 2,    /* Lua function: addr = GCproto, line = current */
+  CAP_SITE_CFUNC = 3,    /* C function (or a builtin called from C):
+                            addr = its C entry point */
+  CAP_SITE_TRACE = 4     /* a trace runs: addr = its number */
+};
+
+typedef struct cap_vm_site {
+  uint32_t source;       /* CAP_SITE_* */
+  uint32_t line;         /* LFUNC: the current line of the frame */
+  uint64_t addr;         /* see the sources */
+  uint64_t chunk;        /* LFUNC: the chunk name's GCstr */
+  uint32_t firstline;    /* LFUNC: pt->firstline */
+  uint8_t ffid;          /* CFUNC: the builtin's ffid, 0 for a lua_CFunction */
+  uint8_t pad[3];
+} cap_vm_site;
+
+/* What the allocation reader needs besides cap_vm: where the saved PC of a
+ * C frame is, the line tables of prototypes, and the JIT's trace array. */
+typedef struct cap_vm_sitelayout {
+  int ok;                /* cap_vm_site_probe succeeded */
+  int traces;            /* trace symbols can be read (JIT seen working) */
+  uint32_t off_cf_pc;    /* C frame: saved PC of the innermost Lua frame */
+  uint32_t off_pt_lineinfo;
+  uint32_t off_J;        /* jit_State, from the global_State */
+  uint32_t off_J_trace, off_J_sizetrace;
+  uint32_t off_T_startpt, off_T_startpc, off_T_traceno;
+} cap_vm_sitelayout;
+
+/* A trace as its symbol event names it. */
+typedef struct cap_vm_trace {
+  uint64_t T;            /* the GCtrace */
+  uint64_t proto;        /* its start prototype */
+  uint64_t chunk;        /* the prototype's chunk name (GCstr) */
+  uint32_t firstline;    /* the prototype's first line */
+  uint32_t line;         /* the line of the trace's first bytecode */
+} cap_vm_trace;
+
+/* Proves the allocation reader on the VM that runs L (vm probed already):
+ * runs a short chunk under a probing allocator and requires every
+ * allocation to be attributed as built (a table at a known line, a builtin
+ * called from Lua, a C function, a JIT loop), and the line reader to agree
+ * with lua_getinfo("l").currentline.  Calls Lua and replaces the allocator
+ * for the duration.  0, or -1 with a message in err. */
+CAP_HIDDEN int cap_vm_site_probe(lua_State *L, const cap_vm *vm,
+                                 cap_vm_sitelayout *sl, char *err,
+                                 size_t errlen);
+
+/* The source of an allocation the VM makes now, read from g->vmstate and
+ * the running coroutine's innermost frame (LuaJIT saves BASE and PC before
+ * it calls anything that allocates).  Called from inside the allocator:
+ * reads only, allocates nothing, calls nothing. */
+CAP_HIDDEN void cap_vm_site_read(const cap_vm *vm, const cap_vm_sitelayout *sl,
+                                 cap_vm_site *out);
+
+/* The live trace numbered traceno (0 when there is none, or traces cannot
+ * be read). */
+CAP_HIDDEN int cap_vm_site_trace(const cap_vm *vm, const cap_vm_sitelayout *sl,
+                                 uint32_t traceno, cap_vm_trace *out);
+
+/* The line of bytecode position pos in prototype pt (lj_debug_line). */
+CAP_HIDDEN uint32_t cap_vm_site_line(const cap_vm *vm,
+                                     const cap_vm_sitelayout *sl, uint64_t pt,
+                                     uint64_t pos);
+
 #endif

@@ -201,6 +201,64 @@ LJP_CAPTURE_API int ljp_capture_flavor(void);
  * failed; "" when there is nothing to say.  Valid until the next start. */
 LJP_CAPTURE_API const char *ljp_capture_error(void);
 
+/* ---- Memory profiler (memprof) ------------------------------------------
+ *
+ * Records every allocation, reallocation and free of a Lua state into
+ * Tarantool's memprof format (ljs 3 + ljm 3, FORMATS.md §4), each with its
+ * source as Tarantool's memprof gives it: the running Lua function and its
+ * current line, a C function, a trace by number, or INTERNAL.  Works by
+ * wrapping the state's allocator (lua_getallocf/lua_setallocf): the host's
+ * allocator keeps doing the work underneath.  Symbols (Lua prototypes, C
+ * functions, traces) are written as symbol events before their first use.
+ * Independent of the sampling profiler above: both may run at once.
+ *
+ * The writer is called from inside the allocator, on the VM thread, when
+ * the buffer fills and at stop; it must not call into the profiled state
+ * (allocations it causes there are still recorded, but held back until it
+ * returns).  Records are never split between two writer calls (only a
+ * string longer than the buffer is), so a stream cut by a failing writer
+ * ends on a record boundary.  After a failure the profiler keeps wrapping
+ * the allocator and counts the events it could not write as dropped; stop
+ * reports the error.  A lua_close while running stops it first (the
+ * stream is completed, on_stop called).  See docs/memprof.md. */
+
+struct ljp_memprof_options {
+  void *ctx;             /* passed to the writer and on_stop */
+  uint8_t *buf;          /* the host's buffer, >= 1024 bytes */
+  size_t len;
+  ljp_capture_writer writer;
+  ljp_capture_on_stop on_stop;
+};
+
+struct ljp_memprof_counters {
+  uint64_t events;       /* allocator calls recorded (alloc+realloc+free) */
+  uint64_t allocs, reallocs, frees;
+  uint64_t bytes_allocated;  /* sum of new sizes (alloc and realloc) */
+  uint64_t bytes_freed;      /* sum of old sizes (free and realloc) */
+  uint64_t dropped;      /* events not written (writer failed, or held back
+                            while the writer ran and no room was left) */
+  uint64_t symbols;      /* symbol events written */
+  int vm_reader;         /* 1: sources read from the VM; 0: the layout was
+                            not recognised, every event is INTERNAL
+                            (ljp_memprof_error() says why) */
+};
+
+/* Starts recording L's state.  ERRUSE: missing options/writer/on_stop or a
+ * buffer under 1024 bytes; ERRRUN: already running; ERRMEM; ERRIO: the
+ * writer failed on the prologue (on_stop is then called). */
+LJP_CAPTURE_API int ljp_memprof_start(struct lua_State *L,
+                                      const struct ljp_memprof_options *opt);
+/* Restores the allocator, writes the epilogue, flushes, calls on_stop.
+ * ERRRUN: not running; ERRUSE: another VM; ERRIO: the writer failed at any
+ * point (errno kept) or on_stop did. */
+LJP_CAPTURE_API int ljp_memprof_stop(struct lua_State *L);
+/* The counters of the current or the last run.  ERRUSE for NULL. */
+LJP_CAPTURE_API int ljp_memprof_report(struct ljp_memprof_counters *c);
+/* Whether memprof runs now (1) or not (0). */
+LJP_CAPTURE_API int ljp_memprof_running(void);
+/* Why the last start could not read sources from the VM; "" otherwise. */
+LJP_CAPTURE_API const char *ljp_memprof_error(void);
+
 #ifdef __cplusplus
 }
 #endif

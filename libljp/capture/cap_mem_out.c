@@ -1,0 +1,342 @@
+/*
+ * cap_mem_out.c — the memory profiler's stream: ljs 3 + ljm 3 exactly as
+ * Tarantool's memprof writes them (FORMATS.md §4), encoded into the
+ * host's buffer, with the symbol events of Lua prototypes, C functions
+ * and traces written before their first use.
+ *
+ * Runs inside the allocator wrapper: it allocates only with malloc (the
+ * symbol caches; never through the Lua state) and calls nothing but the
+ * writer, dladdr and the VM reader.  A record is written only when it
+ * fits in the buffer whole (the buffer is flushed first), so a stream cut
+ * by a failing writer ends between records.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1   /* dladdr */
+#endif
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cap_mem.h"
+#include "ljp.h"
+
+/* Header bytes (FORMATS.md §4.2). */
+enum {
+  H_SYM_LFUNC = 0x08, H_SYM_CFUNC = 0x0C, H_SYM_TRACE = 0x10,
+  H_SRC_INT = 0x04, H_SRC_LFUNC = 0x08, H_SRC_CFUNC = 0x0C, H_SRC_TRACE = 0x10,
+  H_EPILOGUE = 0x80
+};
+/* The longest event: a header and six ULEB128s. */
+#define EVENT_MAX (1 + 6 * 10)
+
+#define M cap_M
+
+void cap_mem_out_flush(void)
+{
+  const void *data = M.opt.buf;
+  size_t n = M.pos, w;
+  if (M.in_flush || n == 0)
+    return;
+  M.pos = 0;
+  if (M.halted)
+    return;
+  M.in_flush = 1;
+  errno = 0;
+  w = M.opt.writer(&data, n, M.opt.ctx);
+  M.in_flush = 0;
+  if (w != n || data == NULL) {
+    M.halted = 1;
+    M.err_no = errno ? errno : EIO;
+  }
+}
+
+/* Room for n more bytes, flushing first when needed.  0: the record
+ * cannot be written (the writer failed or runs now). */
+static int room(size_t n)
+{
+  if (M.halted)
+    return 0;
+  if (M.pos + n <= M.opt.len)
+    return 1;
+  if (M.in_flush)
+    return 0;
+  cap_mem_out_flush();
+  return !M.halted && n <= M.opt.len;
+}
+
+static void put8(uint8_t b)
+{
+  M.opt.buf[M.pos++] = b;
+}
+
+static void putu(uint64_t v)
+{
+  M.pos += ljp_uleb_encode(v, M.opt.buf + M.pos);
+}
+
+/* A string: pumped through the buffer when longer than the room left. */
+static int putstr(const char *s, size_t len)
+{
+  putu(len);
+  while (len > 0) {
+    size_t n = M.opt.len - M.pos;
+    if (n == 0) {
+      if (M.in_flush)
+        return 0;
+      cap_mem_out_flush();
+      if (M.halted)
+        return 0;
+      n = M.opt.len;
+    }
+    if (n > len)
+      n = len;
+    memcpy(M.opt.buf + M.pos, s, n);
+    M.pos += n;
+    s += n;
+    len -= n;
+  }
+  return 1;
+}
+
+int cap_mem_out_begin(void)
+{
+  static const uint8_t ljs[8] = {'l', 'j', 's', 3, 0, 0, 0, H_EPILOGUE};
+  uint8_t ljm[7] = {'l', 'j', 'm', 3, 0, 0, 0};
+  ljm[4] = (uint8_t)(M.vm.ok ? M.vm.flavor : ljp_capture_flavor());
+  memcpy(M.opt.buf, ljs, sizeof ljs);
+  memcpy(M.opt.buf + sizeof ljs, ljm, sizeof ljm);
+  M.pos = sizeof ljs + sizeof ljm;
+  cap_mem_out_flush();
+  return M.halted ? -1 : 0;
+}
+
+void cap_mem_out_end(void)
+{
+  if (room(1))
+    put8(H_EPILOGUE);
+  cap_mem_out_flush();
+}
+
+/* ---- symbol caches (open addressing, keys never 0) --------------------- */
+
+static size_t slot_of(uint64_t key, size_t cap)
+{
+  key ^= key >> 33;
+  key *= UINT64_C(0xff51afd7ed558ccd);
+  key ^= key >> 33;
+  return (size_t)key & (cap - 1);
+}
+
+/* Grows a table to twice its size; 0 when out of memory. */
+static int grow(uint64_t **keys, uint64_t **vals, size_t *cap)
+{
+  size_t nc = *cap ? *cap * 2 : 1024, i;
+  uint64_t *nk = calloc(nc, sizeof *nk), *nv = NULL;
+  if (!nk || (vals && !(nv = calloc(nc, sizeof *nv)))) {
+    free(nk);
+    return 0;
+  }
+  for (i = 0; i < *cap; i++) {
+    size_t j;
+    if (!(*keys)[i])
+      continue;
+    for (j = slot_of((*keys)[i], nc); nk[j]; j = (j + 1) & (nc - 1))
+      ;
+    nk[j] = (*keys)[i];
+    if (vals)
+      nv[j] = (*vals)[i];
+  }
+  free(*keys);
+  *keys = nk;
+  if (vals) {
+    free(*vals);
+    *vals = nv;
+  }
+  *cap = nc;
+  return 1;
+}
+
+/* The slot of key (found or free), or SIZE_MAX when the table is full and
+ * cannot grow. */
+static size_t lookup(uint64_t **keys, uint64_t **vals, size_t *cap,
+                     size_t count, uint64_t key)
+{
+  size_t j;
+  if ((count + 1) * 2 > *cap && !grow(keys, vals, cap))
+    return SIZE_MAX;
+  for (j = slot_of(key, *cap); (*keys)[j] && (*keys)[j] != key;
+       j = (j + 1) & (*cap - 1))
+    ;
+  return j;
+}
+
+/* The value of a prototype's symbol: its chunk name and first line, so
+ * that a new prototype at a freed one's address is written again. */
+static uint64_t proto_val(uint64_t chunk, uint32_t firstline)
+{
+  return chunk * 31 + firstline + 1;
+}
+
+/* Writes the symbol of prototype pt unless written as it is. */
+static int sym_proto(uint64_t pt, uint64_t chunk, uint32_t firstline)
+{
+  size_t j = lookup(&M.pkeys, &M.pvals, &M.pcap, M.pcount, pt), len;
+  uint64_t v = proto_val(chunk, firstline);
+  const char *s;
+  if (j != SIZE_MAX && M.pkeys[j] == pt && M.pvals[j] == v)
+    return 1;
+  s = cap_vm_str(&M.vm, chunk, SIZE_MAX, &len);
+  if (!s)
+    s = "?", len = 1;
+  if (!room(1 + 10 + 10 + (len <= M.opt.len ? len : 0) + 10))
+    return 0;
+  put8(H_SYM_LFUNC);
+  putu(pt);
+  if (!putstr(s, len) || !room(10))
+    return 0;
+  putu(firstline);
+  M.c.symbols++;
+  if (j != SIZE_MAX) {
+    if (!M.pkeys[j])
+      M.pcount++;
+    M.pkeys[j] = pt;
+    M.pvals[j] = v;
+  }
+  return 1;
+}
+
+/* The name of a C function: its symbol when one starts exactly there, a
+ * builtin's name, else the object and offset. */
+static void cfunc_name(uint64_t addr, unsigned ffid, char *out, size_t outlen)
+{
+  Dl_info info;
+  memset(&info, 0, sizeof info);
+  if (ffid > 1) {
+    const char *n = ljp_ffname((ljp_flavor)M.vm.flavor, ffid);
+    if (n) {
+      snprintf(out, outlen, "%s", n);
+      return;
+    }
+  }
+  if (dladdr((void *)(uintptr_t)addr, &info) && info.dli_sname &&
+      (uint64_t)(uintptr_t)info.dli_saddr == addr) {
+    snprintf(out, outlen, "%s", info.dli_sname);
+  } else if (info.dli_fname) {
+    const char *b = strrchr(info.dli_fname, '/');
+    snprintf(out, outlen, "%s+0x%llx", b ? b + 1 : info.dli_fname,
+             (unsigned long long)(addr - (uint64_t)(uintptr_t)info.dli_fbase));
+  } else {
+    snprintf(out, outlen, "0x%llx", (unsigned long long)addr);
+  }
+}
+
+static int sym_cfunc(uint64_t addr, unsigned ffid)
+{
+  size_t j, len;
+  char name[256];
+  if (!addr)
+    return 1;
+  j = lookup(&M.ckeys, NULL, &M.ccap, M.ccount, addr);
+  if (j != SIZE_MAX && M.ckeys[j] == addr)
+    return 1;
+  cfunc_name(addr, ffid, name, sizeof name);
+  len = strlen(name);
+  if (!room(1 + 10 + 10 + len))
+    return 0;
+  put8(H_SYM_CFUNC);
+  putu(addr);
+  putstr(name, len);
+  M.c.symbols++;
+  if (j != SIZE_MAX) {
+    M.ckeys[j] = addr;
+    M.ccount++;
+  }
+  return 1;
+}
+
+static int sym_trace(uint32_t traceno)
+{
+  cap_vm_trace t;
+  cap_mem_trace *c;
+  if (!M.sl.traces || !cap_vm_site_trace(&M.vm, &M.sl, traceno, &t))
+    return 1;             /* written without a symbol: "TRACE [n]" */
+  if (traceno >= M.ntraces) {
+    size_t nn = (size_t)traceno * 2 + 16;
+    cap_mem_trace *n = realloc(M.traces, nn * sizeof *n);
+    if (!n)
+      return 1;
+    memset(n + M.ntraces, 0, (nn - M.ntraces) * sizeof *n);
+    M.traces = n;
+    M.ntraces = nn;
+  }
+  c = &M.traces[traceno];
+  if (c->T == t.T && c->proto == t.proto && c->line == t.line)
+    return 1;
+  if (!sym_proto(t.proto, t.chunk, t.firstline) || !room(1 + 30))
+    return 0;
+  put8(H_SYM_TRACE);
+  putu(traceno);
+  putu(t.proto);
+  putu(t.line);
+  M.c.symbols++;
+  c->T = t.T;
+  c->proto = t.proto;
+  c->line = t.line;
+  return 1;
+}
+
+void cap_mem_out_event(const cap_mem_event *e)
+{
+  const cap_vm_site *s = &e->site;
+  uint8_t h = e->kind;
+  int ok = 1;
+  switch (s->source) {
+  case CAP_SITE_LFUNC:
+    ok = sym_proto(s->addr, s->chunk, s->firstline);
+    h |= H_SRC_LFUNC;
+    break;
+  case CAP_SITE_CFUNC:
+    ok = sym_cfunc(s->addr, s->ffid);
+    h |= H_SRC_CFUNC;
+    break;
+  case CAP_SITE_TRACE:
+    ok = sym_trace((uint32_t)s->addr);
+    h |= H_SRC_TRACE;
+    break;
+  default:
+    h |= H_SRC_INT;
+    break;
+  }
+  if (!ok || !room(EVENT_MAX)) {
+    M.c.dropped++;
+    return;
+  }
+  put8(h);
+  if (s->source == CAP_SITE_LFUNC) {
+    putu(s->addr);
+    putu(s->line);
+  } else if (s->source == CAP_SITE_CFUNC || s->source == CAP_SITE_TRACE) {
+    putu(s->addr);
+  }
+  if (e->kind != LJP_MEM_ALLOC) {
+    putu(e->oaddr);
+    putu(e->osize);
+  }
+  if (e->kind != LJP_MEM_FREE) {
+    putu(e->naddr);
+    putu(e->nsize);
+  }
+}
+
+void cap_mem_out_free(void)
+{
+  free(M.pkeys);
+  free(M.pvals);
+  free(M.ckeys);
+  free(M.traces);
+  M.pkeys = M.pvals = M.ckeys = NULL;
+  M.traces = NULL;
+  M.pcap = M.pcount = M.ccap = M.ccount = M.ntraces = 0;
+}
