@@ -496,9 +496,24 @@ static void read_bounds(uint64_t sp, uint64_t *lo, uint64_t *hi)
   }
 }
 
-/* Unwinds the host stack with the capture core's own tables.  A PC in JIT
- * machine code (at the start, or reached by unwinding out of a helper the
- * trace called) continues from the interpreter's C frame. */
+/* Whether pc runs on an interpreter activation's C frame: the
+ * interpreter's own code or JIT machine code. */
+static int on_vm_frame(uint64_t pc)
+{
+  return (pc >= cap_S.lj.interp_lo && pc < cap_S.lj.interp_hi) ||
+         in_mcode(pc);
+}
+
+/* Unwinds the host stack with the capture core's own tables.
+ *
+ * The interpreter's unwind entry is not exact everywhere (its entry and
+ * exit code, a few helpers), and JIT machine code has none, but each
+ * activation of the VM has a C frame whose address LuaJIT keeps:
+ * cur_L->cframe for the innermost, and each C frame links to the one it
+ * was entered from.  So when the walk reaches a return address into the
+ * interpreter or into machine code (or cannot leave machine code), it
+ * continues from that activation's C frame: return address at +72, the
+ * caller's rbp at +64, the caller's stack pointer at +80. */
 CAP_RAW_READ static uint32_t own_unwind(const void *ucv, uint64_t cframe,
                                         uint64_t *frames, uint32_t cap,
                                         uint8_t *hflags)
@@ -508,7 +523,8 @@ CAP_RAW_READ static uint32_t own_unwind(const void *ucv, uint64_t cframe,
 #if defined(__x86_64__)
   const ucontext_t *uc = ucv;
   cap_uw_regs r;
-  int restarted = 0;
+  uint64_t cf = cframe, sp0;
+  int restarts = 0;
   if (!uc || cap == 0) {
     *hflags = CAP_SLOT_HOST_PARTIAL;
     return 0;
@@ -517,33 +533,54 @@ CAP_RAW_READ static uint32_t own_unwind(const void *ucv, uint64_t cframe,
   r.sp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
   r.fp = (uint64_t)uc->uc_mcontext.gregs[REG_RBP];
   r.pc_is_return = 0;
+  sp0 = r.sp;
   read_bounds(r.sp, &lo, &hi);
   for (;;) {
-    uint32_t k;
-    if (in_mcode(r.pc)) {
-      /* The machine code itself names the trace; then its caller. */
-      frames[n++] = r.pc;
-      k = 0;
-    } else {
-      k = cap_uw_unwind(&r, lo, hi, frames + n, cap - n, &fl);
-      n += k;
-      if (!(fl & CAP_UW_NOINFO) || n == 0 || !in_mcode(frames[n - 1]))
-        break;
-    }
-    if (restarted || !cframe || n >= cap || cframe < lo ||
-        cframe + CAP_CFRAME_SIZE > hi || (cframe & 7))
-      break;
-    /* The machine code runs on the interpreter's C frame: that frame,
-     * named as the interpreter (an address inside its code; +1 because
-     * later frames are looked up as return addresses), then its caller. */
-    if (cap_S.lj.interp_hi > cap_S.lj.interp_lo + 1 && n < cap)
-      frames[n++] = cap_S.lj.interp_lo + 1;
-    r.pc = *(const uint64_t *)(uintptr_t)(cframe + CAP_CFRAME_RA);
-    r.fp = *(const uint64_t *)(uintptr_t)(cframe + CAP_CFRAME_RBP);
-    r.sp = cframe + CAP_CFRAME_SIZE;
-    r.pc_is_return = 1;
-    restarted = 1;
+    uint32_t n0 = n, j, cut = UINT32_MAX;
     fl = 0;
+    if (in_mcode(r.pc)) {
+      /* The machine code itself names the trace. */
+      frames[n++] = r.pc;
+      cut = n0;
+      fl = CAP_UW_NOINFO;
+    } else {
+      n += cap_uw_unwind(&r, lo, hi, frames + n, cap - n, &fl);
+      /* The first return address into a VM activation: its C frame is
+       * the one to continue from (the interrupted PC itself only when the
+       * walk could not get past it). */
+      for (j = n0; j < n && cut == UINT32_MAX; j++)
+        if (on_vm_frame(frames[j]) &&
+            (j > 0 || (j + 1 == n && (fl & (CAP_UW_NOINFO | CAP_UW_BADSTACK)))))
+          cut = j;
+    }
+    if (cut == UINT32_MAX)
+      break;
+    if (restarts >= 64 || !cf || (cf & 7) || cf <= sp0 || cf < lo ||
+        cf + CAP_CFRAME_SIZE > hi) {
+      /* No C frame to continue from: keep what the tables gave. */
+      break;
+    }
+    n = cut + 1;
+    /* Machine code runs on the interpreter's C frame: that frame, named
+     * as the interpreter (an address inside its code; +1 because later
+     * frames are looked up as return addresses). */
+    if (in_mcode(frames[cut]) && cap_S.lj.interp_hi > cap_S.lj.interp_lo + 1 &&
+        n < cap)
+      frames[n++] = cap_S.lj.interp_lo + 1;
+    if (n >= cap) {
+      fl = CAP_UW_TRUNCATED;
+      break;
+    }
+    r.pc = *(const uint64_t *)(uintptr_t)(cf + CAP_CFRAME_RA);
+    r.fp = *(const uint64_t *)(uintptr_t)(cf + CAP_CFRAME_RBP);
+    r.sp = cf + CAP_CFRAME_SIZE;
+    r.pc_is_return = 1;
+    sp0 = cf;
+    /* The activation this one was entered from (0 for a coroutine's
+     * resume: its resumer's frame then comes from the tables). */
+    cf = *(const uint64_t *)(uintptr_t)(cf + cap_S.lj.off_cf_prev) &
+         ~(uint64_t)3;
+    restarts++;
   }
   *hflags = (uint8_t)(fl & 0x7f);
   if (!(fl & CAP_UW_ROOT))
