@@ -92,7 +92,7 @@ int main(int argc, char **argv) {
   memset(&d, 0, sizeof(d));
   d.flavor = LJP_FLAVOR_AUTO;
   struct memreport_opts mo = {0, 0, MEMREPORT_ERA_AUTO};
-  struct sysreport_opts so = {20, LJP_FLAVOR_AUTO};
+  struct sysreport_opts so = {20, LJP_FLAVOR_AUTO, LJP_TRACES_UNDER, NULL};
   unsigned long long u;
   int c;
   while ((c = getopt_long(argc, argv, "sen:hV", opts, NULL)) != -1) {

@@ -169,20 +169,27 @@ int rep_strpool_cmp(const rep_strpool *p, uint32_t a, uint32_t b)
 size_t rep_frame_name(rep_namebuf *nb, const ljp_frame *f,
                       ljp_name_style style, ljp_flavor flavor)
 {
+  return rep_frame_name_src(nb, f, style, flavor, NULL);
+}
+
+size_t rep_frame_name_src(rep_namebuf *nb, const ljp_frame *f,
+                          ljp_name_style style, ljp_flavor flavor,
+                          ljp_srcnames *src)
+{
   if (!nb->buf) {
     nb->buf = malloc(256);
     if (!nb->buf)
       return SIZE_MAX;
     nb->cap = 256;
   }
-  size_t n = ljp_frame_name(f, style, flavor, nb->buf, nb->cap);
+  size_t n = ljp_frame_name_src(f, style, flavor, src, nb->buf, nb->cap);
   if (n >= nb->cap) {
     char *b = realloc(nb->buf, n + 1);
     if (!b)
       return SIZE_MAX;
     nb->buf = b;
     nb->cap = n + 1;
-    n = ljp_frame_name(f, style, flavor, nb->buf, nb->cap);
+    n = ljp_frame_name_src(f, style, flavor, src, nb->buf, nb->cap);
     if (n >= nb->cap)
       n = nb->cap - 1;
   }

@@ -208,7 +208,8 @@ static uint32_t frame_name(sysreport *s, const ljp_frame *f, ljp_flavor fl)
       j = (j + 1) & (s->ncacheslots - 1);
     }
   }
-  size_t n = rep_frame_name(&s->nb, f, LJP_NAME_DEFAULT, fl);
+  size_t n = rep_frame_name_src(&s->nb, f, LJP_NAME_DEFAULT, fl,
+                                s->opt.sources);
   if (n == SIZE_MAX)
     return NONE32;
   uint32_t id = intern(s, s->nb.buf, n);
@@ -310,11 +311,14 @@ ljp_status sysreport_add(sysreport *s, const ljp_reader *r,
     s->timed++;
     if (smp->flags & LJP_SAMPLE_LUA_INCOMPLETE)
       s->lua_incomplete++;
-    if (smp->flags & LJP_SAMPLE_HOST_INCOMPLETE)
-      s->host_incomplete++;
   }
+  /* x1 samples say whether the host stack was cut; for older streams the
+   * library decides from the frames, as the flame graphs do. */
+  if (ljp_sample_host_incomplete(smp))
+    s->host_incomplete++;
 
-  size_t n = ljp_sample_stack(smp, LJP_VIEW_MERGED, s->frames, s->capframes);
+  ljp_stack_options so = {LJP_VIEW_MERGED, s->opt.traces};
+  size_t n = ljp_sample_stack_ex(smp, &so, s->frames, s->capframes);
   if (n > s->capframes) {
     size_t cap = s->capframes ? s->capframes : 64;
     while (cap < n)
@@ -324,7 +328,7 @@ ljp_status sysreport_add(sysreport *s, const ljp_reader *r,
       return LJP_E_NOMEM;
     s->frames = f;
     s->capframes = cap;
-    n = ljp_sample_stack(smp, LJP_VIEW_MERGED, s->frames, s->capframes);
+    n = ljp_sample_stack_ex(smp, &so, s->frames, s->capframes);
     if (n > s->capframes)
       n = s->capframes;
   }
@@ -495,13 +499,15 @@ int sysreport_print(sysreport *s, FILE *out)
     fprintf(out, "%-8s %10" PRIu64 " %7.2f%%\n", ljp_vmstate_name(v), s->vm[v],
             pct(s->vm[v], s->samples));
   fputc('\n', out);
-  /* Only x1 streams say whether a stack was cut; other reports keep their
-   * exact form. */
-  if (s->timed) {
+  /* x1 streams say whether a stack was cut; for older streams only host
+   * stacks that miss their root are known (the Lua row would be a guess),
+   * and reports without any keep their exact form. */
+  if (s->timed || s->host_incomplete) {
     fputs("INCOMPLETE STACKS\n", out);
     fprintf(out, "%-8s %10s %8s\n", "stack", "samples", "%");
-    fprintf(out, "%-8s %10" PRIu64 " %7.2f%%\n", "lua", s->lua_incomplete,
-            pct(s->lua_incomplete, s->samples));
+    if (s->timed)
+      fprintf(out, "%-8s %10" PRIu64 " %7.2f%%\n", "lua", s->lua_incomplete,
+              pct(s->lua_incomplete, s->samples));
     fprintf(out, "%-8s %10" PRIu64 " %7.2f%%\n", "host", s->host_incomplete,
             pct(s->host_incomplete, s->samples));
     fputc('\n', out);

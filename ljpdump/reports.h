@@ -83,6 +83,8 @@ void memreport_free(memreport *m);
 struct sysreport_opts {
   unsigned top;          /* rows of the function tables; 0 = 20 */
   ljp_flavor flavor;     /* fast-function names; LJP_FLAVOR_AUTO = reader's */
+  ljp_trace_mode traces; /* where TRACE samples count (ljp_sample_stack_ex) */
+  ljp_srcnames *sources; /* function names from sources, or NULL */
 };
 
 typedef struct sysreport sysreport;
@@ -127,6 +129,10 @@ typedef struct rep_namebuf {
 /* Formats f into nb; returns the length, or SIZE_MAX when out of memory. */
 size_t rep_frame_name(rep_namebuf *nb, const ljp_frame *f,
                       ljp_name_style style, ljp_flavor flavor);
+/* As rep_frame_name, with function names from src (NULL: none). */
+size_t rep_frame_name_src(rep_namebuf *nb, const ljp_frame *f,
+                          ljp_name_style style, ljp_flavor flavor,
+                          ljp_srcnames *src);
 
 /* Stable sort of n ids with a context-taking comparator; -1 when out of
  * memory (a is then unchanged). */

@@ -200,8 +200,16 @@ typedef enum ljp_frame_kind {
   LJP_FRAME_CFUNC = 2,     /* Lua-C function: value = C entry address */
   LJP_FRAME_FFUNC = 3,     /* fast function: value = ffid */
   LJP_FRAME_HOST = 4,      /* host (native) frame: value = PC / return address */
-  LJP_FRAME_TRACE = 5      /* JIT trace: value = trace number */
+  LJP_FRAME_TRACE = 5,     /* JIT trace: value = trace number */
+  LJP_FRAME_MARK = 6       /* not in the stream: a mark the stack builder
+                              adds (value = LJP_MARK_*), named by
+                              ljp_frame_name like any frame */
 } ljp_frame_kind;
+
+/* Marks (LJP_FRAME_MARK values). */
+#define LJP_MARK_HOST_INCOMPLETE 1u  /* "[host stack incomplete]": the host
+                                        frames outer to this point are
+                                        missing from the sample */
 
 /* A frame as read from the stream, with the symbols it resolved to at the
  * moment it was read.  The writer uses only kind, value and line. */
@@ -242,6 +250,15 @@ typedef enum ljp_name_style {
  * reference parser drops them).  Multi-line chunk names print as their alias. */
 size_t ljp_frame_name(const ljp_frame *f, ljp_name_style style,
                       ljp_flavor flavor, char *buf, size_t cap);
+
+/* Function names read from Lua sources (see "Source names" below); NULL
+ * for none.  Same as ljp_frame_name, except that a Lua frame whose
+ * function src can name prints as "risk_score @service.lua:196" (the name,
+ * a space, then the default name).  The reference style never uses src. */
+typedef struct ljp_srcnames ljp_srcnames;
+size_t ljp_frame_name_src(const ljp_frame *f, ljp_name_style style,
+                          ljp_flavor flavor, ljp_srcnames *src, char *buf,
+                          size_t cap);
 
 /* The fast-function name of ffid in flavor's default build, or NULL. */
 const char *ljp_ffname(ljp_flavor flavor, unsigned ffid);
@@ -424,14 +441,100 @@ typedef enum ljp_stack_view {
   LJP_VIEW_REFERENCE = 3   /* Tarantool's `luajit -ts` merge, bugs included */
 } ljp_stack_view;
 
+/* Where TRACE samples put their trace. */
+typedef enum ljp_trace_mode {
+  /* The trace's function, then the trace: "@service.lua:196;TRACE [4]
+   * @service.lua:198".  ljp 1 and 2: the function is the sample's proto
+   * (a LUA frame, line = the function's first line); x1: the Lua stack,
+   * whose innermost frame already is that function. */
+  LJP_TRACES_UNDER = 0,
+  /* The trace folded into its function: the stack of UNDER without the
+   * trace frame.  Trace numbers differ between runs of the same code;
+   * functions do not, so diffs compare like with like. */
+  LJP_TRACES_FUNCTION = 1,
+  /* The trace frame as the stream has it: alone in ljp 1 and 2 (no
+   * function), on top of its stack in x1 (as UNDER). */
+  LJP_TRACES_TRACE = 2
+} ljp_trace_mode;
+
+typedef struct ljp_stack_options {
+  ljp_stack_view view;
+  ljp_trace_mode traces;
+} ljp_stack_options;
+
 /* Builds the stack of a sample, outermost frame first, into out[0..n).
  * Returns the number of frames the stack has (it may exceed cap: then only
- * cap were written).  TRACE samples give the trace frame: alone in ljp 1
- * and 2; in x1 on top of the sample's stack in that view (the reference
- * view, which never shows traces, gives the stack alone).  The frames point
- * into the sample or its reader: same lifetime as the event. */
+ * cap were written).  TRACE samples as o->traces says (the reference view,
+ * which never shows traces, gives x1 stacks alone and ljp 1/2 trace
+ * samples no frame).  o == NULL: the merged view, LJP_TRACES_UNDER.
+ *
+ * Host stacks that do not reach their thread's root
+ * (ljp_sample_host_incomplete) are never drawn as the root of a stack:
+ *   - merged view: the Lua frames keep their own root.  The visible VM
+ *     entries of the partial host stack are matched to the innermost Lua
+ *     segments (the stack is cut on its outer side); the outer Lua frames
+ *     with no visible entry come first, then the mark
+ *     "[host stack incomplete]" (LJP_FRAME_MARK), then the partial host
+ *     stack merged with the remaining Lua frames as usual, so the
+ *     interrupted PC stays at the leaf.  With no Lua frame, or with every
+ *     Lua segment's entry visible, the mark is the root.
+ *   - host view: the mark, then the partial host stack.
+ *   - Lua and reference views: unchanged (no host frame / the reference's
+ *     own merge).
+ * The frames point into the sample or its reader (marks: static storage):
+ * same lifetime as the event. */
+size_t ljp_sample_stack_ex(const ljp_sample *s, const ljp_stack_options *o,
+                           ljp_frame *out, size_t cap);
+
+/* ljp_sample_stack_ex with {view, LJP_TRACES_UNDER}. */
 size_t ljp_sample_stack(const ljp_sample *s, ljp_stack_view view,
                         ljp_frame *out, size_t cap);
+
+/* 1 when the host stack of s does not reach its thread's root frame.  x1
+ * samples say so themselves (LJP_SAMPLE_HOST_INCOMPLETE, even with no host
+ * frame).  For ljp 1 and 2 it is decided from the frames: a non-empty host
+ * stack none of whose four outermost frames is a known root (_start,
+ * __libc_start_main, __libc_start_call_main, main, start_thread, clone,
+ * clone3, __clone, thread_start) is incomplete; an empty one (leaf mode)
+ * is not. */
+int ljp_sample_host_incomplete(const ljp_sample *s);
+
+/* ------------------------------------------------------------------------ */
+/* Source names: naming Lua functions from their source                    */
+/* ------------------------------------------------------------------------ */
+
+/* The stream names a Lua function by chunk and first line
+ * ("@service.lua:196"); a developer thinks "risk_score".  A resolver reads
+ * the chunk's source file when it is available and names the function from
+ * the text of its first line, which must hold exactly one of these
+ * definitions (leading "local " allowed where Lua allows it):
+ *
+ *   local function f(        -> f
+ *   function M.f(            -> M.f        function M:f(  -> M:f
+ *   M.f = function(          -> M.f        local f = function(  -> f
+ *   ["key"] = function(      -> key        key = function(  -> key
+ *                                          (table constructor fields too)
+ *
+ * Chunk names "@path" are files; other chunks (code strings, "=stdin")
+ * have no source.  An absolute path is read as is; a relative one is tried
+ * under each directory added, in the order added, then against the current
+ * directory.  Each file is read once (the first lookup of its chunk) and
+ * indexed; later lookups cost a hash probe.  A line with no definition or
+ * with more than one (ambiguous), a missing or unreadable file, or a line
+ * past its end give no name: the frame keeps "@chunk:line".  Names depend
+ * only on the files' contents: deterministic.
+ * One thread per resolver at a time (lookups fill its cache). */
+ljp_srcnames *ljp_srcnames_new(void);
+void ljp_srcnames_free(ljp_srcnames *s);
+/* Adds a directory that relative chunk paths are tried under (copied). */
+ljp_status ljp_srcnames_add_dir(ljp_srcnames *s, const char *dir);
+/* The name of the function defined at line of chunk (len bytes, with its
+ * '@'), or NULL.  The string lives until s is freed. */
+const char *ljp_srcnames_lookup(ljp_srcnames *s, const char *chunk,
+                                size_t len, uint64_t line);
+/* Source files read so far and how many of them could be opened
+ * (diagnostics: "--source-dir may be missing"). */
+void ljp_srcnames_stats(const ljp_srcnames *s, size_t *tried, size_t *found);
 
 /* ------------------------------------------------------------------------ */
 /* Call tree                                                                */
@@ -530,6 +633,11 @@ typedef struct ljp_fold_options {
   ljp_weight weight;
   ljp_vmstate_frame vmstate;
   ljp_flavor flavor;       /* LJP_FLAVOR_AUTO: the reader's */
+  ljp_trace_mode traces;   /* where TRACE samples put their trace (memprof
+                              trace sites: FUNCTION names the trace's
+                              start function instead of the trace) */
+  ljp_srcnames *sources;   /* function names from sources, or NULL; not
+                              owned, must outlive the folder */
 } ljp_fold_options;
 
 typedef struct ljp_folder ljp_folder;

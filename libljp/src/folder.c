@@ -102,6 +102,7 @@ static ljp_class frame_class(ljp_frame_kind k) {
   case LJP_FRAME_FFUNC: return LJP_CLASS_FFUNC;
   case LJP_FRAME_HOST: return LJP_CLASS_HOST;
   case LJP_FRAME_TRACE: return LJP_CLASS_TRACE;
+  case LJP_FRAME_MARK: return LJP_CLASS_VM;
   default: return LJP_CLASS_VM;
   }
 }
@@ -139,7 +140,8 @@ static int cache_grow(ljp_folder *f) {
 /* Names a formatted string into the tree. */
 static uint32_t intern_text(ljp_folder *f, const ljp_frame *fr,
                             ljp_flavor flavor) {
-  size_t need = ljp_frame_name(fr, f->o.style, flavor, f->name, f->ncap);
+  size_t need = ljp_frame_name_src(fr, f->o.style, flavor, f->o.sources,
+                                   f->name, f->ncap);
   if (need >= f->ncap) {
     size_t ncap = need + 64;
     char *nn = realloc(f->name, ncap);
@@ -147,7 +149,8 @@ static uint32_t intern_text(ljp_folder *f, const ljp_frame *fr,
       return 0;
     f->name = nn;
     f->ncap = ncap;
-    ljp_frame_name(fr, f->o.style, flavor, f->name, f->ncap);
+    ljp_frame_name_src(fr, f->o.style, flavor, f->o.sources, f->name,
+                       f->ncap);
   }
   if (need == 0)
     return UINT32_MAX; /* the reference drops nameless frames */
@@ -261,14 +264,15 @@ static ljp_status add_stack(ljp_folder *f, const uint32_t *ids, size_t n,
 
 static ljp_status add_sample(ljp_folder *f, const ljp_sample *s,
                              ljp_flavor flavor, uint32_t *leaf) {
-  size_t n = ljp_sample_stack(s, f->o.view, f->frames, f->fcap);
+  ljp_stack_options so = {f->o.view, f->o.traces};
+  size_t n = ljp_sample_stack_ex(s, &so, f->frames, f->fcap);
   if (n > f->fcap) {
     ljp_frame *nf = realloc(f->frames, (n + 64) * sizeof(*nf));
     if (!nf)
       return LJP_E_NOMEM;
     f->frames = nf;
     f->fcap = n + 64;
-    n = ljp_sample_stack(s, f->o.view, f->frames, f->fcap);
+    n = ljp_sample_stack_ex(s, &so, f->frames, f->fcap);
   }
   if (reserve_ids(f, n + 2))
     return LJP_E_NOMEM;

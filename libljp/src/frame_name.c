@@ -144,10 +144,42 @@ LJP_API size_t ljp_frame_name(const ljp_frame *f, ljp_name_style style,
   case LJP_FRAME_TRACE:
     name_trace(&b, f, style);
     break;
+  case LJP_FRAME_MARK:
+    if (f->value == LJP_MARK_HOST_INCOMPLETE)
+      put(&b, "[host stack incomplete]", 23);
+    else
+      putf(&b, "[mark %llu]", (unsigned long long)f->value);
+    break;
   default:
     put(&b, "INTERNAL", 8);
     break;
   }
+  if (cap && buf)
+    buf[b.len < cap ? b.len : cap - 1] = '\0';
+  return b.len;
+}
+
+/* The source name goes first so that a reader scanning a flame graph sees
+ * what the developer called the function; the location stays, because two
+ * functions may share a name. */
+LJP_API size_t ljp_frame_name_src(const ljp_frame *f, ljp_name_style style,
+                                  ljp_flavor flavor, ljp_srcnames *src,
+                                  char *buf, size_t cap) {
+  const char *fn = NULL;
+  if (src && f && f->kind == LJP_FRAME_LUA && f->sym &&
+      style != LJP_NAME_REFERENCE && !ljp_symbol_alias(f->sym))
+    fn = ljp_srcnames_lookup(src, f->sym->name, f->sym->name_len,
+                             f->sym->line);
+  if (!fn)
+    return ljp_frame_name(f, style, flavor, buf, cap);
+  size_t n = strlen(fn);
+  sbuf b = {buf, buf ? cap : 0, 0};
+  put(&b, fn, n);
+  put(&b, " ", 1);
+  size_t rest = ljp_frame_name(f, style, flavor, NULL, 0);
+  if (b.len < b.cap)
+    ljp_frame_name(f, style, flavor, buf + b.len, b.cap - b.len);
+  b.len += rest;
   if (cap && buf)
     buf[b.len < cap ? b.len : cap - 1] = '\0';
   return b.len;

@@ -99,12 +99,18 @@ static int is_boundary(const ljp_frame *f) {
          (f->kind == LJP_FRAME_FFUNC && !vm_internal_ffunc(f));
 }
 
+/* The merge.  entries[] holds, per Lua segment, the end (exclusive,
+ * outermost-first host index) of the host frames that lead to it; seg_end
+ * the segments' ends in the Lua stack.  incomplete: the host stack is cut
+ * on its outer side (see ljp_sample_stack_ex in ljp.h). */
 static void merged(out_buf *o, const ljp_sample *s, size_t *entries,
-                   size_t *seg_end) {
+                   size_t *seg_end, int incomplete) {
+  static const ljp_frame mark = {LJP_FRAME_MARK, LJP_MARK_HOST_INCOMPLETE,
+                                 0, NULL, NULL, 0};
   size_t nh = s->host_count, nl = s->lua_count;
-  /* Entry positions (outermost-first host indices).  A run of adjacent
-   * entry frames (lua_pcall then lj_vm_pcall) is one entry, at its last
-   * frame. */
+  /* Entry positions (outermost-first host indices, stored + 1).  A run of
+   * adjacent entry frames (lua_pcall then lj_vm_pcall) is one entry, at
+   * its last frame. */
   size_t nentries = 0;
   for (size_t i = 0; i < nh; i++) {
     const ljp_frame *f = HOST(s, i);
@@ -113,10 +119,10 @@ static void merged(out_buf *o, const ljp_sample *s, size_t *entries,
       continue;
     if (thread)
       nentries = 0; /* entries of outer coroutines do not run this stack */
-    if (nentries && entries[nentries - 1] + 1 == i)
-      entries[nentries - 1] = i;
+    if (nentries && entries[nentries - 1] == i)
+      entries[nentries - 1] = i + 1;
     else
-      entries[nentries++] = i;
+      entries[nentries++] = i + 1;
   }
   /* Segments: the Lua stack cut after each C or fast function that has
    * Lua frames inside it. */
@@ -124,20 +130,44 @@ static void merged(out_buf *o, const ljp_sample *s, size_t *entries,
   for (size_t i = 0; i < nl; i++)
     if (is_boundary(LUA(s, i)) || i + 1 == nl)
       seg_end[nseg++] = i + 1;
+  if (incomplete) {
+    /* The stack was cut on its outer side: the entries that are left are
+     * the innermost ones and lead to the innermost segments.  The outer
+     * segments get empty entries (no host frame before them), so the Lua
+     * stack keeps its root and the partial host stack goes inside. */
+    size_t skip = nseg > nentries ? nseg - nentries : 0;
+    size_t drop = nentries > nseg ? nentries - nseg : 0;
+    if (skip || drop) {
+      memmove(&entries[skip], &entries[drop],
+              (nentries - drop) * sizeof(*entries));
+      for (size_t j = 0; j < skip; j++)
+        entries[j] = 0;
+      nentries = nentries - drop + skip;
+    }
+  }
   size_t h = 0, start = 0;
+  int pending = incomplete; /* the mark goes before the first host frame */
+#define EMIT_HOST(i)                                                          \
+  do {                                                                        \
+    if (pending)                                                              \
+      emit(o, &mark), pending = 0;                                            \
+    emit(o, HOST(s, (i)));                                                    \
+  } while (0)
   if (nentries == 0) {
     /* No visible entry: where the VM was entered is unknown, so every host
      * frame is outer to every Lua frame. */
     for (; h < nh; h++)
-      emit(o, HOST(s, h));
+      EMIT_HOST(h);
   }
   for (size_t j = 0; j < nseg; j++) {
     if (j < nentries)
-      for (; h <= entries[j]; h++)
-        emit(o, HOST(s, h));
+      for (; h < entries[j]; h++)
+        EMIT_HOST(h);
     /* Host frames this segment's C function can be among: up to the entry
      * that starts the next segment, or all that are left. */
-    size_t region = j + 1 < nentries ? entries[j + 1] : nh;
+    size_t region = nh;
+    if (j + 1 < nentries)
+      region = entries[j + 1] ? entries[j + 1] - 1 : 0;
     size_t end = seg_end[j];
     const ljp_frame *b = is_boundary(LUA(s, end - 1)) ? LUA(s, end - 1) : NULL;
     for (size_t i = start; i < (b ? end - 1 : end); i++)
@@ -153,21 +183,24 @@ static void merged(out_buf *o, const ljp_sample *s, size_t *entries,
       p++;
     if (p < region) {
       for (; h < p; h++)
-        emit(o, HOST(s, h));
+        EMIT_HOST(h);
       h++; /* the host frame of b itself */
+      if (pending) /* it was the first host frame: the cut is above it */
+        emit(o, &mark), pending = 0;
     } else {
       while (h < region && vm_glue(HOST(s, h)))
-        emit(o, HOST(s, h++));
+        EMIT_HOST(h++);
     }
     emit(o, b);
     /* With no entry left, every remaining host frame runs inside b,
      * before whatever Lua it calls next. */
     if (j + 1 >= nentries)
       for (; h < nh; h++)
-        emit(o, HOST(s, h));
+        EMIT_HOST(h);
   }
   for (; h < nh; h++)
-    emit(o, HOST(s, h));
+    EMIT_HOST(h);
+#undef EMIT_HOST
 }
 
 /* Tarantool's `luajit -ts` merge (FORMATS.md §9.3), bugs included (T8):
@@ -202,18 +235,74 @@ static void reference(out_buf *o, const ljp_sample *s, size_t *L) {
   }
 }
 
-LJP_API size_t ljp_sample_stack(const ljp_sample *s, ljp_stack_view view,
-                                ljp_frame *out, size_t cap) {
+/* Outermost frames of a complete host stack: the process's and the
+ * threads' entry points, in glibc and musl spellings. */
+static const char *const host_roots[] = {
+    "_start", "__libc_start_main", "__libc_start_call_main", "main",
+    "start_thread", "clone", "clone3", "__clone", "thread_start", NULL};
+
+LJP_API int ljp_sample_host_incomplete(const ljp_sample *s) {
+  if (!s)
+    return 0;
+  if (s->has_time)
+    return (s->flags & LJP_SAMPLE_HOST_INCOMPLETE) != 0;
+  if (s->host_count == 0)
+    return 0; /* leaf mode, or a state with no host stack: nothing cut */
+  /* Older streams do not say: a stack is complete when one of its
+   * outermost frames is a known root (stripped programs leave _start and
+   * main unnamed, but libc's start routine keeps its name). */
+  for (size_t i = 0; i < s->host_count && i < 4; i++) {
+    const ljp_frame *f = HOST(s, i);
+    const char *n = f->sym ? f->sym->name : NULL;
+    if (!n)
+      continue;
+    for (const char *const *r = host_roots; *r; r++)
+      if (strcmp(n, *r) == 0)
+        return 0;
+  }
+  return 1;
+}
+
+/* The function a trace runs in, as a Lua frame (ljp 1 and 2 trace samples
+ * carry only the trace and its start proto). */
+static int trace_function(const ljp_sample *s, ljp_frame *fn) {
+  const ljp_symbol *p = s->trace.proto;
+  if (s->trace.kind != LJP_FRAME_TRACE || !p)
+    return 0;
+  memset(fn, 0, sizeof(*fn));
+  fn->kind = LJP_FRAME_LUA;
+  fn->value = p->addr;
+  fn->line = p->line;
+  fn->sym = p;
+  return 1;
+}
+
+LJP_API size_t ljp_sample_stack_ex(const ljp_sample *s,
+                                   const ljp_stack_options *opt,
+                                   ljp_frame *out, size_t cap) {
   out_buf o = {out, out ? cap : 0, 0};
   if (!s)
     return 0;
-  /* ljp 1 and 2 trace samples have no stacks: the trace is all there is.
-   * x1 trace samples have both; the trace goes on top of their stack. */
-  int trace_on_top = s->vmstate == LJP_VMST_TRACE &&
-                     view != LJP_VIEW_REFERENCE &&
-                     s->trace.kind == LJP_FRAME_TRACE;
+  ljp_stack_view view = opt ? opt->view : LJP_VIEW_MERGED;
+  ljp_trace_mode traces = opt ? opt->traces : LJP_TRACES_UNDER;
+  int is_trace = s->vmstate == LJP_VMST_TRACE &&
+                 s->trace.kind == LJP_FRAME_TRACE;
+  /* ljp 1 and 2 trace samples have no stacks: the trace and the function
+   * it starts in are all there is.  x1 trace samples have both; the trace
+   * goes on top of their stack, whose innermost frame is the function. */
+  int trace_on_top = is_trace && view != LJP_VIEW_REFERENCE &&
+                     traces != LJP_TRACES_FUNCTION;
   if (s->vmstate == LJP_VMST_TRACE && !s->has_time) {
-    if (trace_on_top)
+    ljp_frame fn;
+    if (view == LJP_VIEW_REFERENCE || !is_trace)
+      return o.n;
+    if (traces != LJP_TRACES_TRACE && trace_function(s, &fn)) {
+      /* The function's frame lives in the caller's buffer only: a frame
+       * that is not the sample's, built here. */
+      emit(&o, &fn);
+      if (traces == LJP_TRACES_UNDER)
+        emit(&o, &s->trace);
+    } else
       emit(&o, &s->trace);
     return o.n;
   }
@@ -227,12 +316,16 @@ LJP_API size_t ljp_sample_stack(const ljp_sample *s, ljp_stack_view view,
       view = view == LJP_VIEW_REFERENCE ? LJP_VIEW_HOST : LJP_VIEW_LUA;
     b = a ? a + need : NULL;
   }
+  static const ljp_frame mark = {LJP_FRAME_MARK, LJP_MARK_HOST_INCOMPLETE,
+                                 0, NULL, NULL, 0};
   switch (view) {
   case LJP_VIEW_LUA:
     for (size_t i = 0; i < s->lua_count; i++)
       emit(&o, LUA(s, i));
     break;
   case LJP_VIEW_HOST:
+    if (ljp_sample_host_incomplete(s))
+      emit(&o, &mark);
     for (size_t i = 0; i < s->host_count; i++)
       emit(&o, HOST(s, i));
     break;
@@ -240,7 +333,7 @@ LJP_API size_t ljp_sample_stack(const ljp_sample *s, ljp_stack_view view,
     reference(&o, s, a);
     break;
   default:
-    merged(&o, s, a, b);
+    merged(&o, s, a, b, ljp_sample_host_incomplete(s));
     break;
   }
   if (a != small[0])
@@ -248,4 +341,10 @@ LJP_API size_t ljp_sample_stack(const ljp_sample *s, ljp_stack_view view,
   if (trace_on_top)
     emit(&o, &s->trace);
   return o.n;
+}
+
+LJP_API size_t ljp_sample_stack(const ljp_sample *s, ljp_stack_view view,
+                                ljp_frame *out, size_t cap) {
+  ljp_stack_options o = {view, LJP_TRACES_UNDER};
+  return ljp_sample_stack_ex(s, &o, out, cap);
 }

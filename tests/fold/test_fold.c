@@ -161,7 +161,7 @@ END_TEST
 START_TEST(merged_spec_example) {
   char *s = fold_writer(spec_example(), LJP_VIEW_MERGED, 0);
   ck_assert_str_eq(s,
-                   "TRACE [1] @a.lua:5 1\n"
+                   "@a.lua:4;TRACE [1] @a.lua:5 1\n"
                    "main;lua_pcall;lj_vm_pcall;@a.lua:0;@a.lua:4 2\n"
                    "main;lua_pcall;lj_vm_pcall;@a.lua:0;@a.lua:4;lj_BC_FUNCC;my_cfunc 1\n"
                    "main;lua_pcall;lj_vm_pcall;lj_BC_FUNCC;lj_gc_step 1\n");
@@ -173,11 +173,11 @@ START_TEST(lua_and_host_views) {
   char *s = fold_writer(spec_example(), LJP_VIEW_LUA, 0);
   ck_assert_str_eq(s, "@a.lua:0;@a.lua:4 2\n"
                       "@a.lua:0;@a.lua:4;my_cfunc 1\n"
-                      "TRACE [1] @a.lua:5 1\n"
+                      "@a.lua:4;TRACE [1] @a.lua:5 1\n"
                       "VMST_GC 1\n");
   free(s);
   s = fold_writer(spec_example(), LJP_VIEW_HOST, 0);
-  ck_assert_str_eq(s, "TRACE [1] @a.lua:5 1\n"
+  ck_assert_str_eq(s, "@a.lua:4;TRACE [1] @a.lua:5 1\n"
                       "main;lua_pcall;lj_vm_pcall 2\n"
                       "main;lua_pcall;lj_vm_pcall;lj_BC_FUNCC;lj_gc_step 1\n"
                       "main;lua_pcall;lj_vm_pcall;lj_BC_FUNCC;my_cfunc 1\n");
@@ -190,12 +190,12 @@ START_TEST(vmstate_root_and_leaf) {
   ck_assert_str_eq(s, "VMST_CFUNC;@a.lua:0;@a.lua:4;my_cfunc 1\n"
                       "VMST_GC 1\n"
                       "VMST_LFUNC;@a.lua:0;@a.lua:4 2\n"
-                      "VMST_TRACE;TRACE [1] @a.lua:5 1\n");
+                      "VMST_TRACE;@a.lua:4;TRACE [1] @a.lua:5 1\n");
   free(s);
   s = fold_writer(spec_example(), LJP_VIEW_LUA, LJP_VMSTATE_LEAF);
   ck_assert_str_eq(s, "@a.lua:0;@a.lua:4;VMST_LFUNC 2\n"
                       "@a.lua:0;@a.lua:4;my_cfunc;VMST_CFUNC 1\n"
-                      "TRACE [1] @a.lua:5;VMST_TRACE 1\n"
+                      "@a.lua:4;TRACE [1] @a.lua:5;VMST_TRACE 1\n"
                       "VMST_GC 1\n");
   free(s);
 }
@@ -321,8 +321,8 @@ START_TEST(names_follow_redefinitions) {
   char *s = fold_writer(w, LJP_VIEW_MERGED, 0);
   ck_assert_str_eq(s, "=gen_1:3 1\n"
                       "@a.lua:10 1\n"
-                      "TRACE [1] @a.lua:5 1\n"
-                      "TRACE [1] @b.lua:22 1\n");
+                      "@a.lua:4;TRACE [1] @a.lua:5 1\n"
+                      "@b.lua:20;TRACE [1] @b.lua:22 1\n");
   free(s);
 }
 END_TEST

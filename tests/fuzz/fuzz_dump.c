@@ -25,7 +25,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   uint8_t o = data[0];
   struct memreport_opts mo = {(o >> 2) & 1, (o >> 3) & 1,
                               (memreport_era)(o & 3)};
-  struct sysreport_opts so = {1u + (o >> 4), LJP_FLAVOR_AUTO};
+  struct sysreport_opts so = {1u + (o >> 4), LJP_FLAVOR_AUTO,
+                             LJP_TRACES_UNDER, NULL};
   memreport *m = memreport_new(&mo);
   sysreport *s = sysreport_new(&so);
   ljp_reader *r = ljp_reader_new();

@@ -111,7 +111,7 @@ START_TEST(built_report)
   OK(ljp_write_stream_end(w));
   size_t len;
   const uint8_t *data = ljp_writer_data(w, &len);
-  struct sysreport_opts o = {3, LJP_FLAVOR_AUTO};
+  struct sysreport_opts o = {3, LJP_FLAVOR_AUTO, LJP_TRACES_UNDER, NULL};
   char *got = rt_sysreport_buf(data, len, &o, NULL);
   ck_assert_str_eq(got,
     "SAMPLES: 6\n"
@@ -138,8 +138,8 @@ START_TEST(built_report)
     "\n"
     "TOP FUNCTIONS BY TOTAL SAMPLES\n"
     "     total        %  function\n"
+    "         4   66.67%  @a.lua:4\n" /* its traces run inside it */
     "         3   50.00%  @a.lua:0\n"
-    "         2   33.33%  @a.lua:4\n"
     "         2   33.33%  TRACE [3] @a.lua:12\n"
     "(1 more)\n"
     "\n"
