@@ -193,6 +193,7 @@ int ljp_memprof_start(lua_State *L, const struct ljp_memprof_options *opt)
   memset(&M.c, 0, sizeof M.c);
   M.opt = *opt;
   M.pos = 0;
+  M.unflushed = 0;
   M.halted = 0;
   M.err_no = 0;
   M.nheld = 0;

@@ -39,6 +39,7 @@ typedef struct cap_mem_state {
   void *orig_ud;
   struct ljp_memprof_options opt;
   size_t pos;            /* bytes in opt.buf */
+  uint64_t unflushed;    /* events in opt.buf (lost if the writer fails) */
   int halted;            /* the writer failed: nothing more is written */
   int err_no;
   int in_flush;          /* the writer runs */

@@ -37,11 +37,15 @@ void cap_mem_out_flush(void)
 {
   const void *data = M.opt.buf;
   size_t n = M.pos, w;
+  uint64_t events = M.unflushed;
   if (M.in_flush || n == 0)
     return;
   M.pos = 0;
-  if (M.halted)
+  M.unflushed = 0;
+  if (M.halted) {
+    M.c.dropped += events;
     return;
+  }
   M.in_flush = 1;
   errno = 0;
   w = M.opt.writer(&data, n, M.opt.ctx);
@@ -49,6 +53,7 @@ void cap_mem_out_flush(void)
   if (w != n || data == NULL) {
     M.halted = 1;
     M.err_no = errno ? errno : EIO;
+    M.c.dropped += events;
   }
 }
 
@@ -328,6 +333,7 @@ void cap_mem_out_event(const cap_mem_event *e)
     putu(e->naddr);
     putu(e->nsize);
   }
+  M.unflushed++;
 }
 
 void cap_mem_out_free(void)
