@@ -61,8 +61,10 @@ static int on_event(void *ctx, const ljp_reader *r, const ljp_event *ev) {
   if (d->events) {
     ljp_flavor fl = d->flavor == LJP_FLAVOR_AUTO ? ljp_reader_flavor(r)
                                                  : d->flavor;
-    if (events_print(r, ev, fl, stdout))
+    if (events_print(r, ev, fl, stdout)) {
+      cli_note_stdout_error();
       return CLI_EXIT_ERROR; /* reported by cli_finish_stdout */
+    }
   }
   if (d->mem && ljp_reader_kind(r) != LJP_KIND_SYSPROF &&
       memreport_add(d->mem, r, ev) != LJP_OK)
@@ -157,6 +159,8 @@ int main(int argc, char **argv) {
     return CLI_EXIT_ERROR;
   }
   int rc = cli_drain(path, r, on_event, &d) ? CLI_EXIT_ERROR : 0;
+  if (cli_stdout_closed())
+    rc = 0;   /* the reader of --events stopped reading: a quiet end */
   if (d.oom) {
     cli_error("%s: out of memory: the report misses events", cli_input_name(path));
     rc = CLI_EXIT_ERROR;

@@ -4,6 +4,7 @@
  */
 #include "cli.h"
 #include "cli_limits.h"
+#include "cli_vmstate.h"
 #include "fold_output.h"
 
 #include <getopt.h>
@@ -22,7 +23,8 @@ static void usage(void) {
       "                          entry, Lua frames spliced in at every entry;\n"
       "                          lua: Lua frames only; host: host frames only\n"
       "      --vmstate[=WHERE]   add the VM state as a frame, VMST_<STATE>:\n"
-      "                          root (default) or leaf\n"
+      "                          none (without the option), root (--vmstate\n"
+      "                          alone) or leaf\n"
       "      --addresses         name C and host frames name:0xADDR\n"
       "      --flavor=NAME       fast-function names: auto (default), tarantool,\n"
       "                          luajit, openresty\n"
@@ -106,9 +108,8 @@ static int fold_main(int argc, char **argv, fold_filter *ffp) {
       else return cli_usage_error("--stack takes merged, lua or host, not '%s'", optarg);
       break;
     case OPT_VMSTATE:
-      if (!optarg || !strcmp(optarg, "root")) fo.vmstate = LJP_VMSTATE_ROOT;
-      else if (!strcmp(optarg, "leaf")) fo.vmstate = LJP_VMSTATE_LEAF;
-      else return cli_usage_error("--vmstate takes root or leaf, not '%s'", optarg);
+      if (cli_parse_vmstate(optarg, argc, argv, &optind, &fo.vmstate))
+        return cli_usage_error("--vmstate takes none, root or leaf, not '%s'", optarg);
       break;
     case OPT_ADDRESSES: fo.style = LJP_NAME_ADDRESSES; break;
     case OPT_FLAVOR:

@@ -9,12 +9,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <libxml/xmlwriter.h>
 
 #include "cli.h"
 #include "cli_limits.h"
+#include "cli_vmstate.h"
 #include "input.h"
 #include "layout.h"
 #include "ljp.h"
@@ -75,7 +77,8 @@ static void usage(FILE *out)
 "  --maxframes N      draw at most N frames, the widest (default 50000, 0 = all)\n"
 "  --weight W         memprof weight: bytes (default), events, live\n"
 "  --stack VIEW       merged (default), lua, host, reference\n"
-"  --vmstate WHERE    VM-state frame: none (default), root, leaf\n"
+"  --vmstate[=WHERE]  VM-state frame VMST_<STATE>: none (without the\n"
+"                     option), root (--vmstate alone) or leaf\n"
 "  --addresses        C and host frames carry their symbol address\n"
 "  -o, --output FILE  write to FILE instead of stdout\n"
 CLI_READER_LIMIT_HELP
@@ -124,7 +127,7 @@ static const struct option LONGOPTS[] = {
   {"maxframes", required_argument, NULL, OPT_MAXFRAMES},
   {"weight", required_argument, NULL, OPT_WEIGHT},
   {"stack", required_argument, NULL, OPT_STACK},
-  {"vmstate", required_argument, NULL, OPT_VMSTATE},
+  {"vmstate", optional_argument, NULL, OPT_VMSTATE},
   {"addresses", no_argument, NULL, OPT_ADDRESSES},
   {"output", required_argument, NULL, 'o'},
   CLI_READER_LIMIT_OPTIONS,
@@ -240,10 +243,8 @@ static int parse_args(int argc, char **argv, config *c)
       else return bad_value("stack", optarg);
       break;
     case OPT_VMSTATE:
-      if (!strcmp(optarg, "none")) c->in.fold.vmstate = LJP_VMSTATE_NONE;
-      else if (!strcmp(optarg, "root")) c->in.fold.vmstate = LJP_VMSTATE_ROOT;
-      else if (!strcmp(optarg, "leaf")) c->in.fold.vmstate = LJP_VMSTATE_LEAF;
-      else return bad_value("vmstate", optarg);
+      if (cli_parse_vmstate(optarg, argc, argv, &optind, &c->in.fold.vmstate))
+        return bad_value("vmstate", optarg);
       break;
     case OPT_ADDRESSES: c->in.fold.style = LJP_NAME_ADDRESSES; break;
     case 'o': c->output = optarg; break;
@@ -284,33 +285,110 @@ static int min_weight_of(const char *s, double width, int64_t total,
   return 0;
 }
 
+/* libxml2 reports write errors itself ("I/O error : Broken pipe") on
+ * stderr: ljpsvg says what happened in its own words instead. */
+static void xml_quiet(void *ctx, const char *msg, ...)
+{
+  (void)ctx;
+  (void)msg;
+}
+
+/* The output file: written by our callback so that the errno of the first
+ * failed write is known (a closed pipe is not an error, a full disk is). */
+typedef struct out_sink {
+  int fd;
+  int err;
+} out_sink;
+
+static int sink_write(void *ctx, const char *buf, int len)
+{
+  out_sink *o = ctx;
+  int done = 0;
+  while (done < len) {
+    ssize_t n = write(o->fd, buf + done, (size_t)(len - done));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      if (!o->err)
+        o->err = n < 0 ? errno : EIO;
+      return -1;
+    }
+    done += (int)n;
+  }
+  return len;
+}
+
+static int sink_close(void *ctx)
+{
+  (void)ctx;
+  return 0;
+}
+
+/* Returns 0, -1 after reporting an error; a closed pipe on stdout ends the
+ * output quietly with 0 (the reader, e.g. head, has what it wanted). */
 static int write_output(const config *c, const ljp_tree *t,
                         const fg_layout *l, const svg_diff *d)
 {
-  int fd = 1;
-  if (c->output && strcmp(c->output, "-") != 0) {
-    fd = open(c->output, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-    if (fd < 0) {
-      diag(c->output, "%s", strerror(errno));
+  out_sink o = {1, 0};
+  const char *name = c->output && strcmp(c->output, "-") != 0 ? c->output : NULL;
+  if (name) {
+    o.fd = open(name, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    if (o.fd < 0) {
+      diag(name, "%s", strerror(errno));
       return -1;
     }
   }
-  xmlOutputBufferPtr ob = xmlOutputBufferCreateFd(fd, NULL);
+  xmlSetGenericErrorFunc(NULL, xml_quiet);
+  xmlOutputBufferPtr ob = xmlOutputBufferCreateIO(sink_write, sink_close, &o, NULL);
   xmlTextWriterPtr w = ob ? xmlNewTextWriter(ob) : NULL;
   if (!w) {
     if (ob)
       xmlOutputBufferClose(ob);
+    if (name)
+      close(o.fd);
     diag(NULL, "out of memory");
     return -1;
   }
   int rc = svg_write(w, t, l, &c->svg, d);
   /* Frees the output buffer too, flushing it. */
   xmlFreeTextWriter(w);
-  if (fd != 1 && close(fd) != 0)
+  if (o.err)
     rc = -1;
+  if (name && close(o.fd) != 0 && !o.err) {
+    o.err = errno;
+    rc = -1;
+  }
+  if (rc != 0 && !name && o.err == EPIPE)
+    return 0;
   if (rc != 0)
-    diag(c->output ? c->output : "stdout", "write failed");
+    diag(name ? name : "stdout", "write failed: %s",
+         strerror(o.err ? o.err : EIO));
   return rc;
+}
+
+/* A named input that cannot be opened or read (missing, no permission, a
+ * folder) is an error before anything is drawn: a graph of the other
+ * inputs, or an empty one, would pass for the real thing. */
+static int check_inputs(char **inputs, int nin)
+{
+  int bad = 0;
+  for (int i = 0; i < nin; i++) {
+    if (strcmp(inputs[i], "-") == 0)
+      continue;
+    int fd = open(inputs[i], O_RDONLY);
+    struct stat st;
+    if (fd < 0) {
+      diag(inputs[i], "%s", strerror(errno));
+      bad = 1;
+      continue;
+    }
+    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+      diag(inputs[i], "%s", strerror(EISDIR));
+      bad = 1;
+    }
+    close(fd);
+  }
+  return bad;
 }
 
 int main(int argc, char **argv)
@@ -345,6 +423,8 @@ int main(int argc, char **argv)
     nin = 1;
   if (c.diff && nin != 2)
     return cli_usage_error("--diff takes two inputs: BEFORE AFTER");
+  if (check_inputs(inputs, nin))
+    return 1;
   {
     double mw;
     if (min_weight_of(c.minwidth, c.svg.width, 1, &mw))

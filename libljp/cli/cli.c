@@ -6,6 +6,7 @@
 #include "cli_limits.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -98,6 +99,20 @@ int cli_emit_stdout(void *ctx, const char *line, size_t len) {
   return -1;
 }
 
+void cli_note_stdout_error(void) {
+  if (!out_errno)
+    out_errno = errno ? errno : EIO;
+}
+
+int cli_stdout_closed(void) { return out_errno == EPIPE; }
+
+/* 1 when stdout is a pipe or socket whose reading end is closed: poll
+ * reports an error condition on it. */
+static int reader_gone(void) {
+  struct pollfd p = {1, POLLOUT, 0};
+  return poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP)) != 0;
+}
+
 int cli_finish_stdout(void) {
   errno = 0;
   if (fflush(stdout) != 0 || ferror(stdout)) {
@@ -107,6 +122,13 @@ int cli_finish_stdout(void) {
       return CLI_EXIT_ERROR;
     }
     int e = out_errno ? out_errno : errno ? errno : EIO;
+    /* The reader closed the pipe (head, a pager that quit): it has what it
+     * wanted, so this is the end of the output, not an error.  A writer
+     * that lost the errno is told by the pipe itself. */
+    if (e == EPIPE || reader_gone()) {
+      out_errno = EPIPE;
+      return 0;
+    }
     fprintf(stderr, "%s: write error: %s\n", prog_name, strerror(e));
     return CLI_EXIT_ERROR;
   }

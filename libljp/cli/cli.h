@@ -18,7 +18,8 @@
 #define CLI_EXIT_USAGE 2
 
 /* Sets the program name used in messages; ignores SIGPIPE so that a closed
- * pipe is reported as a write error instead of killing the tool. */
+ * pipe ends the tool through its own exit path (see cli_finish_stdout)
+ * instead of killing it. */
 void cli_init(const char *prog);
 const char *cli_prog(void);
 
@@ -52,9 +53,15 @@ int cli_drain(const char *path, ljp_reader *r, cli_event_fn fn, void *ctx);
 
 /* ljp_emit_fn writing to stdout. */
 int cli_emit_stdout(void *ctx, const char *line, size_t len);
-/* Flushes stdout; on a write error (full disk, closed pipe) prints
- * "prog: write error: reason" and returns 1, else 0. */
+/* Flushes stdout; on a write error (full disk) prints "prog: write error:
+ * reason" and returns 1, else 0.  A closed pipe (the reader stopped
+ * reading, as head does) is the quiet end of the output: 0, no message. */
 int cli_finish_stdout(void);
+/* Records errno as the reason a write to stdout failed (the first reason
+ * is kept), for writers other than cli_emit_stdout. */
+void cli_note_stdout_error(void);
+/* 1 when a write to stdout failed because the pipe was closed. */
+int cli_stdout_closed(void);
 
 /* Parses a --flavor argument (auto, tarantool, luajit, openresty): returns
  * 0 and *out on success, -1 for an unknown name. */

@@ -83,7 +83,7 @@ if [ -w /dev/full ]; then
 fi
 # more output than a pipe buffer holds, to a reader that reads 10 bytes
 "$fold" --addresses "$data/captures/sp_c_deeprec_jitoff_1ms.bin" 2>"$tmp/err" | head -c 10 >/dev/null
-[ "${PIPESTATUS[0]}" -eq 1 ] && grep -q 'write error' "$tmp/err"; check "closed pipe exits 1 with a message" $?
+[ "${PIPESTATUS[0]}" -eq 0 ] && [ ! -s "$tmp/err" ]; check "closed pipe: a quiet end, exit 0" $?
 
 # ljpdump
 "$dump" --format=json "$sp" > "$tmp/json"; check "ljpdump json exits 0" $?

@@ -20,7 +20,7 @@ if [ -w /dev/full ]; then
 fi
 # a reader that takes 10 bytes and goes away: the pipe closes under us
 "$svg" "$sp" 2>"$tmp/err" | head -c 10 >/dev/null
-[ "${PIPESTATUS[0]}" -eq 1 ] && grep -q 'write failed' "$tmp/err"; check "ljpsvg | head -c 10" $?
+[ "${PIPESTATUS[0]}" -eq 0 ] && [ ! -s "$tmp/err" ]; check "ljpsvg | head -c 10: a quiet end" $?
 "$svg" -o "$tmp/nodir/x.svg" "$sp" 2>"$tmp/err"; [ $? -eq 1 ] && grep -q "^ljpsvg: $tmp/nodir/x.svg: No such file or directory" "$tmp/err"
 check "ljpsvg -o into a missing directory" $?
 
@@ -33,7 +33,7 @@ if [ -w /dev/full ]; then
   [ $rc -eq 1 ] && grep -q '^ljpdb: write error' "$tmp/err"; check "ljpdb profiles > /dev/full" $?
 fi
 "$db" query "$tmp/p.db" "$q" 2>"$tmp/err" | head -c 10 >/dev/null
-[ "${PIPESTATUS[0]}" -eq 1 ] && grep -q '^ljpdb: write error: Broken pipe' "$tmp/err"; check "ljpdb query | head -c 10" $?
+[ "${PIPESTATUS[0]}" -eq 0 ] && [ ! -s "$tmp/err" ]; check "ljpdb query | head -c 10: a quiet end" $?
 # the database file cannot be written: a clean error, nothing half-made
 chmod 555 "$tmp" 2>/dev/null
 if [ "$(id -u)" != 0 ]; then
