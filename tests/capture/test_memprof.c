@@ -303,6 +303,7 @@ START_TEST(ground_truth)
   ck_assert(sz_tab == 64 || sz_tab == 32);
   sz_str = (sz_tab == 64 ? 24 : 20) + ((STRLEN + 4) & ~3);
   ck_assert_uint_ge(r6->alloc_events, N);
+  free(d.heap);
   memset(&d, 0, sizeof d);
   d.sizes[0] = sz_str;
   d.sizes[1] = sz_tab;
