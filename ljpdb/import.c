@@ -393,7 +393,9 @@ static int insert_sample(importer *im, const ljp_sample *s, uint64_t seq,
                          int64_t path, int64_t trace) {
   if (s->vmstate != LJP_VMST_TRACE)
     im->saw_guest = 1;
-  if (s->host_count) im->saw_host = 1;
+  /* One host frame is what a leaf sample keeps (ljp's capture core in L
+   * mode); a call graph reaches main. */
+  if (s->host_count > 1) im->saw_host = 1;
   sqlite3_stmt *st = im->st[ST_SAMPLE];
   sqlite3_bind_int64(st, 1, im->profile_id);
   bind_u64(st, 2, seq);
@@ -929,7 +931,8 @@ static int insert_profile(importer *im, const char *path, const char *label,
   sqlite3_bind_int(st, 7, (int)ljp_reader_event_version(im->r));
   sqlite3_bind_text(st, 8, flavor_text(im->flavor), -1, SQLITE_STATIC);
   /* The mode is not in the stream: C mode writes host stacks, L mode never
-   * does (FORMATS.md 5.4); trace samples carry no stack in either. */
+   * does (FORMATS.md 5.4), or only the innermost frame (ljp's capture
+   * core); trace samples of ljp 2 carry no stack in either. */
   if (kind == LJP_KIND_SYSPROF && (im->saw_host || im->saw_guest))
     sqlite3_bind_text(st, 9, im->saw_host ? "C" : "L", -1, SQLITE_STATIC);
   else

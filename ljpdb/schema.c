@@ -281,12 +281,24 @@ static int pragma_int(sqlite3 *db, const char *sql, long long *v) {
   return rc == SQLITE_ROW ? 0 : -1;
 }
 
+/* Creates the schema in an empty database.  Several importers may find the
+ * file empty at once (a fleet importing into a new file): the write lock
+ * taken by BEGIN IMMEDIATE serialises them, and whoever gets it second
+ * finds the schema there and leaves it.  Returns 0, or -1 with err set. */
 static int create_schema(sqlite3 *db, char *err, size_t errlen) {
   char pragmas[128];
+  long long objects = 0;
   snprintf(pragmas, sizeof pragmas,
            "PRAGMA application_id = %d; PRAGMA user_version = %d;",
            LJPDB_APPLICATION_ID, LJPDB_SCHEMA_VERSION);
   if (exec(db, "BEGIN IMMEDIATE", err, errlen)) return -1;
+  if (pragma_int(db, "SELECT count(*) FROM sqlite_master", &objects)) {
+    snprintf(err, errlen, "cannot read database: %s", sqlite3_errmsg(db));
+    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    return -1;
+  }
+  if (objects > 0)
+    return exec(db, "COMMIT", err, errlen);
   if (db_exec_all(db, ljpdb_schema_tables, err, errlen) ||
       db_exec_all(db, ljpdb_schema_views, err, errlen) ||
       db_exec_all(db, ljpdb_schema_indexes, err, errlen) ||
@@ -326,10 +338,21 @@ int db_open(const char *path, db_mode mode, sqlite3 **out, char *err,
       sqlite3_close(db);
       return -1;
     }
-    if (create_schema(db, err, errlen)) {
+    /* Read the identity again: another importer may have created the
+     * schema (or something else) while this one waited for the lock. */
+    err[0] = '\0';
+    if (create_schema(db, err, errlen) ||
+        pragma_int(db, "PRAGMA application_id", &appid) ||
+        pragma_int(db, "PRAGMA user_version", &version)) {
+      if (!err[0])
+        snprintf(err, errlen, "cannot read database: %s", sqlite3_errmsg(db));
       sqlite3_close(db);
       return -1;
     }
+  }
+  if (objects == 0 && appid == LJPDB_APPLICATION_ID &&
+      version == LJPDB_SCHEMA_VERSION) {
+    /* created here or by a concurrent importer */
   } else if (appid != LJPDB_APPLICATION_ID) {
     snprintf(err, errlen, "not an ljpdb database (application_id %lld)",
              appid);

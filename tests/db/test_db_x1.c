@@ -130,6 +130,73 @@ START_TEST(folded_view_equals_ljpfold) {
 }
 END_TEST
 
+/* An x1 stream of ljp's capture core: in L mode every sample keeps one
+ * host frame (the innermost), in C mode the stack down to main.  Returns
+ * the mode ljpdb stores for it. */
+static char *mode_of_x1(const char *name, size_t nhost) {
+  const ljp_frame lua[] = {{.kind = LJP_FRAME_LUA, .value = 0x5000, .line = 1}};
+  const uint64_t host[] = {0x2010, 0x1010, 0x1008};
+  ljp_writer *w = ljp_writer_new(NULL, NULL, 0);
+  ljp_sample_x1 smp;
+  size_t len;
+  const char *files[1];
+  import_result res;
+  int64_t id;
+  sqlite3 *db;
+  char err[512];
+  const char *dbpath = tmp_file("mode.db");
+  ck_assert_int_eq(ljp_write_symtab_begin(w, 3, 0), LJP_OK);
+  ck_assert_int_eq(ljp_write_symtab_lfunc(w, 0x5000, "@m.lua", 6, 1), LJP_OK);
+  ck_assert_int_eq(ljp_write_symtab_cfunc(w, 0x1000, "main", 4), LJP_OK);
+  ck_assert_int_eq(ljp_write_symtab_cfunc(w, 0x2000, "lua_pcall", 9), LJP_OK);
+  ck_assert_int_eq(ljp_write_symtab_end(w), LJP_OK);
+  ck_assert_int_eq(ljp_write_stream_begin_x1(w, LJP_FLAVOR_LUAJIT,
+                                             LJP_TIMER_PROCESS_CPU, 1000000),
+                   LJP_OK);
+  for (int i = 0; i < 5; i++) {
+    memset(&smp, 0, sizeof smp);
+    smp.vmstate = i % 2 ? LJP_VMST_LFUNC : LJP_VMST_CFUNC;
+    smp.dt_ns = 1000000;
+    smp.coro = 1;
+    smp.lua = lua;
+    smp.nlua = 1;
+    smp.host = host;
+    smp.nhost = nhost;
+    ck_assert_int_eq(ljp_write_sample_x1(w, &smp), LJP_OK);
+  }
+  ck_assert_int_eq(ljp_write_stream_end(w), LJP_OK);
+  const void *data = ljp_writer_data(w, &len);
+  const char *path = tmp_file(name);
+  write_bytes(path, data, len);
+  ljp_writer_free(w);
+  files[0] = path;
+  remove(dbpath);
+  ck_assert_int_eq(import_files(dbpath, files, 1, &res, &id, NULL, 0), 0);
+  ck_assert_int_eq(res, IMPORT_OK);
+  ck_assert_msg(db_open(dbpath, DB_READ, &db, err, sizeof err) == 0, "%s", err);
+  char *mode = q_text(db, "SELECT mode FROM profiles WHERE id = %lld",
+                      (long long)id);
+  sqlite3_close(db);
+  return mode;
+}
+
+START_TEST(capture_core_modes) {
+  char *m = mode_of_x1("leaf.bin", 1);
+  ck_assert_ptr_nonnull(m);
+  ck_assert_str_eq(m, "L");
+  free(m);
+  m = mode_of_x1("callgraph.bin", 3);
+  ck_assert_ptr_nonnull(m);
+  ck_assert_str_eq(m, "C");
+  free(m);
+  /* Tarantool's L mode: no host frame at all. */
+  m = mode_of_x1("empty.bin", 0);
+  ck_assert_ptr_nonnull(m);
+  ck_assert_str_eq(m, "L");
+  free(m);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("ljpdb x1");
   TCase *tc = tcase_create("x1");
@@ -137,6 +204,7 @@ int main(void) {
   tcase_add_test(tc, profile_row);
   tcase_add_test(tc, sample_rows);
   tcase_add_test(tc, folded_view_equals_ljpfold);
+  tcase_add_test(tc, capture_core_modes);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_set_fork_status(sr, CK_NOFORK);
