@@ -6,6 +6,7 @@
  */
 #include "cli.h"
 #include "cli_limits.h"
+#include "cli_source.h"
 #include "reports.h"
 #include "summary.h"
 
@@ -37,6 +38,7 @@ static void usage(void) {
       "  -n, --top=N             sysprof: rows of the function tables (20)\n"
       "      --flavor=NAME       fast-function names: auto (default),\n"
       "                          tarantool, luajit, openresty\n"
+      CLI_SOURCE_HELP
       CLI_LIMIT_HELP
       "  -h, --help              show this help and exit\n"
       "  -V, --version           show the version and exit\n"
@@ -85,6 +87,7 @@ int main(int argc, char **argv) {
       {"report-era", required_argument, 0, OPT_ERA},
       {"top", required_argument, 0, 'n'},
       {"flavor", required_argument, 0, OPT_FLAVOR},
+      CLI_SOURCE_OPTIONS,
       CLI_LIMIT_OPTIONS,
       {"help", no_argument, 0, 'h'},
       {"version", no_argument, 0, 'V'},
@@ -130,6 +133,8 @@ int main(int argc, char **argv) {
     case 'V': cli_print_version(); return cli_finish_stdout();
     default: {
       int lrc = cli_limit_option(c, optarg);
+      if (lrc == 0)
+        lrc = cli_source_option(c, optarg);
       if (lrc == 1)
         break;
       return lrc ? lrc : cli_usage_error("unknown option");
@@ -146,6 +151,8 @@ int main(int argc, char **argv) {
   int report = !d.events && !d.summary && !d.json;
   if (report) {
     d.mem = memreport_new(&mo);
+    so.traces = cli_traces();
+    so.sources = cli_sources();
     d.sys = sysreport_new(&so);
     if (!d.mem || !d.sys) {
       cli_error("out of memory");

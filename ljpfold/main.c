@@ -4,6 +4,7 @@
  */
 #include "cli.h"
 #include "cli_limits.h"
+#include "cli_source.h"
 #include "cli_vmstate.h"
 #include "fold_output.h"
 
@@ -28,6 +29,7 @@ static void usage(void) {
       "      --addresses         name C and host frames name:0xADDR\n"
       "      --flavor=NAME       fast-function names: auto (default), tarantool,\n"
       "                          luajit, openresty\n"
+      CLI_SOURCE_HELP
       "Weights (memprof):\n"
       "      --weight=W          bytes (default): bytes allocated; events:\n"
       "                          allocating events; live: bytes still held\n"
@@ -89,6 +91,7 @@ static int fold_main(int argc, char **argv, fold_filter *ffp) {
       {"base", required_argument, 0, OPT_BASE},
       {"format", required_argument, 0, OPT_FORMAT},
       CLI_LIMIT_OPTIONS,
+      CLI_SOURCE_OPTIONS,
       {"help", no_argument, 0, 'h'},
       {"version", no_argument, 0, 'V'},
       {0, 0, 0, 0}};
@@ -143,6 +146,8 @@ static int fold_main(int argc, char **argv, fold_filter *ffp) {
     case 'V': cli_print_version(); return cli_finish_stdout();
     default: {
       int lrc = cli_limit_option(c, optarg);
+      if (lrc == 0)
+        lrc = cli_source_option(c, optarg);
       if (lrc == 1)
         break;
       return lrc ? lrc : cli_usage_error("unknown option");
@@ -152,6 +157,9 @@ static int fold_main(int argc, char **argv, fold_filter *ffp) {
   if (optind >= argc)
     return cli_usage_error("no input file");
   cli_cap_stdout();
+  fo.traces = cli_traces();
+  if (!tarantool)
+    fo.sources = cli_sources();
   if (tarantool) {
     fo.view = LJP_VIEW_REFERENCE;
     fo.style = LJP_NAME_REFERENCE;
