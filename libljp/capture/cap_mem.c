@@ -122,6 +122,7 @@ static int finish(lua_State *L)
   if (M.opt.on_stop(M.opt.ctx, M.opt.buf) != 0)
     rc = LJP_CAPTURE_ERRIO;
   cap_mem_out_free();
+  cap_mem_names_free();
   if (M.sentinel_ref != LUA_NOREF && !M.closing)
     luaL_unref(L, LUA_REGISTRYINDEX, M.sentinel_ref);
   M.sentinel_ref = LUA_NOREF;
@@ -201,6 +202,7 @@ int ljp_memprof_start(lua_State *L, const struct ljp_memprof_options *opt)
   M.gen++;
   setup_reader(L);
   M.c.vm_reader = M.sl.ok;
+  cap_mem_names_scan(L);
   M.L = L;
   M.g = M.vm.g;
   if (put_sentinel(L) != 0) {

@@ -76,6 +76,11 @@ CAP_HIDDEN void cap_mem_out_flush(void);
  * touching the state, which may be gone; the wrapper stays installed and
  * passes every call through. */
 CAP_HIDDEN void cap_mem_stop_at_exit(void);
+/* Lua-visible names of C functions (cap_mem_names.c): collected at start
+ * (calls Lua), looked up in the allocator (NULL when unknown). */
+CAP_HIDDEN void cap_mem_names_scan(lua_State *L);
+CAP_HIDDEN const char *cap_mem_names_get(uint64_t addr);
+CAP_HIDDEN void cap_mem_names_free(void);
 /* Frees the symbol caches. */
 CAP_HIDDEN void cap_mem_out_free(void);
 

@@ -212,8 +212,8 @@ static int sym_proto(uint64_t pt, uint64_t chunk, uint32_t firstline)
   return 1;
 }
 
-/* The name of a C function: its symbol when one starts exactly there, a
- * builtin's name, else the object and offset. */
+/* The name of a C function: a builtin's name, its symbol when one starts
+ * exactly there, its Lua-visible name, else the object and offset. */
 static void cfunc_name(uint64_t addr, unsigned ffid, char *out, size_t outlen)
 {
   Dl_info info;
@@ -228,6 +228,8 @@ static void cfunc_name(uint64_t addr, unsigned ffid, char *out, size_t outlen)
   if (dladdr((void *)(uintptr_t)addr, &info) && info.dli_sname &&
       (uint64_t)(uintptr_t)info.dli_saddr == addr) {
     snprintf(out, outlen, "%s", info.dli_sname);
+  } else if (cap_mem_names_get(addr)) {
+    snprintf(out, outlen, "%s", cap_mem_names_get(addr));
   } else if (info.dli_fname) {
     const char *b = strrchr(info.dli_fname, '/');
     snprintf(out, outlen, "%s+0x%llx", b ? b + 1 : info.dli_fname,
