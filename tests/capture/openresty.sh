@@ -24,13 +24,19 @@ mkdir -p "$root/pkgconfig"
 sed "s|^prefix=.*|prefix=$root/usr|" "$libdir/pkgconfig/luajit.pc" > "$root/pkgconfig/luajit.pc"
 PKG_CONFIG_PATH="$root/pkgconfig" cmake -S "$src" -B "$build/build" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$build/build" -j2 --target test_capture capcheck ljp_sysprof \
-  ljp_malloc_shim
+cmake --build "$build/build" -j2 --target test_capture test_truth test_vm \
+  test_names test_unwind capcheck ljp_sysprof ljp_malloc_shim
 export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # The test binary must run on luajit2, not on the system's libluajit.
 ldd "$build/build/tests/capture/test_capture" | grep -q "$libdir/libluajit-5.1.so" ||
   { echo "openresty.sh: test_capture does not load the unpacked luajit2" >&2; exit 1; }
 "$build/build/tests/capture/test_capture"
+# The VM reader, attribution by construction, names and the unwinder on
+# luajit2.
+"$build/build/tests/capture/test_vm"
+"$build/build/tests/capture/test_truth"
+"$build/build/tests/capture/test_names"
+"$build/build/tests/capture/test_unwind"
 # Again with the shim that aborts when a SIGPROF handler allocates.
 LD_PRELOAD="$build/build/tests/capture/libljp_malloc_shim.so" \
   "$build/build/tests/capture/test_capture"
