@@ -24,6 +24,8 @@ fi
 if [ "${NGINX:-1}" != 0 ]; then
   case "$BUILD" in /*) ngdir=$BUILD-nginx ;; *) ngdir=$(pwd)/$BUILD-nginx ;; esac
   NGINX_STRICT=1 sh tests/capture/nginx.sh . "$ngdir"
+  # The memory profiler per worker: a handler's leak found by its line.
+  sh tests/capture/nginx_memprof.sh . "$ngdir"
 fi
 # LuaJIT's other object layout: a non-GC64 build from Debian's source.
 if [ "${NOGC64:-1}" != 0 ]; then
