@@ -7,6 +7,7 @@
 #include "cli_source.h"
 #include "cli_vmstate.h"
 #include "fold_output.h"
+#include "fold_export.h"
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -42,6 +43,13 @@ static void usage(void) {
       "Output:\n"
       "      --format=FMT        folded (default) or tarantool: exactly what\n"
       "                          Tarantool's `luajit -ts` prints (lines sorted)\n"
+      "                          pprof: gzip'd profile.proto for go tool pprof,\n"
+      "                          Pyroscope, Parca; speedscope: speedscope JSON,\n"
+      "                          a profile per coroutine (filters do not apply)\n"
+      "  -o, --output=FILE       write pprof/speedscope output to FILE\n"
+      "      --label=KEY=VALUE   pprof: a label on every sample (service, host)\n"
+      "      --interval=DURATION the sampling interval of streams that do not\n"
+      "                          carry it (N ms, or Nns/Nus/Nms/Ns): cpu time\n"
       CLI_LIMIT_HELP
       "  -h, --help              show this help and exit\n"
       "  -V, --version           show the version and exit\n"
@@ -52,7 +60,8 @@ static void usage(void) {
 }
 
 enum { OPT_STACK = 256, OPT_VMSTATE, OPT_ADDRESSES, OPT_FLAVOR, OPT_WEIGHT,
-       OPT_MIN, OPT_INCLUDE, OPT_EXCLUDE, OPT_BASE, OPT_FORMAT };
+       OPT_MIN, OPT_INCLUDE, OPT_EXCLUDE, OPT_BASE, OPT_FORMAT,
+       OPT_LABEL, OPT_INTERVAL };
 
 static int add_regex(regex_t **arr, size_t *n, const char *re) {
   regex_t *na = realloc(*arr, (*n + 1) * sizeof(*na));
@@ -90,6 +99,9 @@ static int fold_main(int argc, char **argv, fold_filter *ffp) {
       {"exclude", required_argument, 0, OPT_EXCLUDE},
       {"base", required_argument, 0, OPT_BASE},
       {"format", required_argument, 0, OPT_FORMAT},
+      {"output", required_argument, 0, 'o'},
+      {"label", required_argument, 0, OPT_LABEL},
+      {"interval", required_argument, 0, OPT_INTERVAL},
       CLI_LIMIT_OPTIONS,
       CLI_SOURCE_OPTIONS,
       {"help", no_argument, 0, 'h'},
@@ -101,8 +113,10 @@ static int fold_main(int argc, char **argv, fold_filter *ffp) {
   fo.flavor = LJP_FLAVOR_AUTO;
   fo.weight = LJP_WEIGHT_BYTES;
   int tarantool = 0, c;
+  fold_export xp;
+  memset(&xp, 0, sizeof(xp));
   unsigned long long u;
-  while ((c = getopt_long(argc, argv, "hV", opts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "hVo:", opts, NULL)) != -1) {
     switch (c) {
     case OPT_STACK:
       if (!strcmp(optarg, "merged")) fo.view = LJP_VIEW_MERGED;
@@ -113,6 +127,7 @@ static int fold_main(int argc, char **argv, fold_filter *ffp) {
     case OPT_VMSTATE:
       if (cli_parse_vmstate(optarg, argc, argv, &optind, &fo.vmstate))
         return cli_usage_error("--vmstate takes none, root or leaf, not '%s'", optarg);
+      xp.vmstate_given = 1;
       break;
     case OPT_ADDRESSES: fo.style = LJP_NAME_ADDRESSES; break;
     case OPT_FLAVOR:
@@ -138,9 +153,19 @@ static int fold_main(int argc, char **argv, fold_filter *ffp) {
       break;
     case OPT_BASE: ffp->base = optarg; break;
     case OPT_FORMAT:
+      xp.format = FOLD_EXPORT_NONE;
       if (!strcmp(optarg, "folded")) tarantool = 0;
       else if (!strcmp(optarg, "tarantool")) tarantool = 1;
-      else return cli_usage_error("--format takes folded or tarantool, not '%s'", optarg);
+      else if (!strcmp(optarg, "pprof")) xp.format = FOLD_EXPORT_PPROF;
+      else if (!strcmp(optarg, "speedscope")) xp.format = FOLD_EXPORT_SPEEDSCOPE;
+      else return cli_usage_error("--format takes folded, tarantool, pprof or speedscope, not '%s'", optarg);
+      break;
+    case 'o': xp.output = optarg; break;
+    case OPT_LABEL:
+      if (fold_export_label(&xp, optarg)) return CLI_EXIT_USAGE;
+      break;
+    case OPT_INTERVAL:
+      if (fold_export_interval(&xp, optarg)) return CLI_EXIT_USAGE;
       break;
     case 'h': usage(); return cli_finish_stdout();
     case 'V': cli_print_version(); return cli_finish_stdout();
@@ -160,6 +185,13 @@ static int fold_main(int argc, char **argv, fold_filter *ffp) {
   fo.traces = cli_traces();
   if (!tarantool)
     fo.sources = cli_sources();
+  if (xp.format) {
+    if (tarantool || ffp->ninclude || ffp->nexclude || ffp->base || ffp->min_count)
+      return cli_usage_error("--format=pprof and speedscope take no filters");
+    return fold_export_run(&xp, &fo, argv + optind, argc - optind);
+  }
+  if (xp.output || xp.nlabels)
+    return cli_usage_error("-o and --label go with --format=pprof or speedscope");
   if (tarantool) {
     fo.view = LJP_VIEW_REFERENCE;
     fo.style = LJP_NAME_REFERENCE;

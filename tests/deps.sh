@@ -6,9 +6,9 @@
 #          flame-graph browser test)
 set -euo pipefail
 what=${1:-build}
-pkgs=(cmake make gcc pkg-config libxml2-dev libsqlite3-dev luajit libluajit-5.1-dev libunwind-dev)
+pkgs=(cmake make gcc pkg-config libxml2-dev libsqlite3-dev luajit libluajit-5.1-dev libunwind-dev zlib1g-dev)
 if [ "$what" = test ]; then
-  pkgs+=(check clang libclang-rt-dev sqlite3 libxml2-utils chromium valgrind dpkg-dev)
+  pkgs+=(check clang libclang-rt-dev sqlite3 libxml2-utils chromium valgrind dpkg-dev golang-go npm)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

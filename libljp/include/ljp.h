@@ -764,6 +764,81 @@ ljp_status ljp_write_string(ljp_writer *w, const char *s, size_t len);
 size_t ljp_uleb_encode(uint64_t v, uint8_t out[10]);
 int ljp_uleb_decode(const uint8_t *p, size_t avail, uint64_t *v);
 
+/* ------------------------------------------------------------------------ */
+/* Exports: pprof and speedscope                                            */
+/* ------------------------------------------------------------------------ */
+
+/* Both exports read finished call trees (one tree per value type: a memprof
+ * profile has four), so every output shares the one aggregation path and
+ * the exporters only translate.  Frame names are written exactly as the
+ * folded output spells them; Lua frames ("@a.lua:4", "f @a.lua:4", memprof
+ * "line 12") also give a file name and a line.  Output is deterministic:
+ * frames, functions and samples are numbered in the order of the trees'
+ * node ids, which depend only on the input. */
+
+#define LJP_EXPORT_MAX_TYPES 4
+
+/* One value of every sample: the self weight of a stack's leaf in tree,
+ * times scale (0 means 1).  Stacks missing from a tree have value 0 there. */
+typedef struct ljp_export_type {
+  const char *type;        /* "samples", "cpu", "alloc_space", ... */
+  const char *unit;        /* "count", "nanoseconds", "bytes" */
+  const ljp_tree *tree;
+  int64_t scale;
+} ljp_export_type;
+
+typedef struct ljp_export_label {
+  const char *key, *value; /* a string label on every sample ("service") */
+} ljp_export_label;
+
+typedef struct ljp_pprof_options {
+  ljp_export_type types[LJP_EXPORT_MAX_TYPES];
+  size_t ntypes;                /* 1..LJP_EXPORT_MAX_TYPES */
+  const char *period_type;      /* NULL: no period */
+  const char *period_unit;
+  int64_t period;
+  int64_t duration_ns;          /* 0: unknown */
+  const ljp_export_label *labels;
+  size_t nlabels;
+  /* 1: a stack whose leaf is a VM frame "VMST_<STATE>" (folded with
+   * LJP_VMSTATE_LEAF) loses that frame and carries the string label
+   * vmstate=<STATE> instead; a stack of that frame alone keeps it, as the
+   * folded output does.  Stacks with a trace frame always carry the number
+   * label trace=<n> of their innermost trace. */
+  int vmstate_labels;
+  int uncompressed;             /* 1: the bare protobuf message, no gzip */
+} ljp_pprof_options;
+
+/* Writes the profile.proto message as Go's runtime/pprof does: gzip
+ * (header mtime 0) of the serialized Profile; sample location ids leaf
+ * first; one function and one location per distinct frame; no mappings
+ * (the streams name C symbols but not the objects they live in).  The
+ * bytes go to sink in pieces.  LJP_E_ARG for bad options, LJP_E_NOMEM,
+ * LJP_E_IO when sink fails. */
+ljp_status ljp_pprof_write(const ljp_pprof_options *o, ljp_sink_fn sink,
+                           void *ctx);
+
+/* One profile of a speedscope file: a "sampled" profile whose samples are
+ * the tree's stacks with non-zero self weight, each weighted by it times
+ * scale (0 means 1).  start/end are the profile's startValue/endValue in
+ * unit; end == 0 means start + the total weight. */
+typedef struct ljp_speedscope_profile {
+  const char *name;        /* "coroutine 1", "memprof bytes" */
+  const ljp_tree *tree;
+  const char *unit;        /* a speedscope unit: "none", "nanoseconds",
+                              "bytes", ... */
+  int64_t scale;
+  int64_t start, end;
+} ljp_speedscope_profile;
+
+/* Writes a speedscope JSON file (https://www.speedscope.app/file-format-
+ * schema.json) named name, with profiles p[0..n) sharing one frame table;
+ * the viewer opens the first.  Strings are escaped as JSON requires; bytes
+ * that are not UTF-8 become U+FFFD.  Same errors as ljp_pprof_write. */
+ljp_status ljp_speedscope_write(const char *name,
+                                const ljp_speedscope_profile *p, size_t n,
+                                ljp_sink_fn sink, void *ctx);
+
 #ifdef __cplusplus
 }
 #endif

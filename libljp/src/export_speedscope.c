@@ -1,0 +1,228 @@
+/*
+ * export_speedscope.c — call trees into speedscope's JSON file format
+ * (https://www.speedscope.app/file-format-schema.json): one "sampled"
+ * profile per tree, all sharing one frame table, so a file with a profile
+ * per coroutine opens with a profile switcher in the viewer.
+ */
+#include "export.h"
+#include "internal.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The length of the valid UTF-8 sequence at p (1..4), or 0.  JSON text
+ * must be UTF-8, frame names are any bytes: invalid ones are replaced. */
+static size_t utf8_len(const unsigned char *p, size_t n) {
+  unsigned c = p[0];
+  size_t need;
+  unsigned min;
+  if (c < 0x80)
+    return 1;
+  if (c >= 0xc2 && c <= 0xdf) { need = 2; min = 0x80; }
+  else if (c >= 0xe0 && c <= 0xef) { need = 3; min = 0x800; }
+  else if (c >= 0xf0 && c <= 0xf4) { need = 4; min = 0x10000; }
+  else return 0;
+  if (n < need)
+    return 0;
+  unsigned v = c & (0x3fu >> (need - 1));
+  for (size_t i = 1; i < need; i++) {
+    if ((p[i] & 0xc0) != 0x80)
+      return 0;
+    v = (v << 6) | (p[i] & 0x3fu);
+  }
+  if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
+    return 0;
+  return need;
+}
+
+static void json_string(ljp_xout *o, const char *s, size_t n) {
+  const unsigned char *p = (const unsigned char *)s;
+  ljp_xout_write(o, "\"", 1);
+  size_t i = 0;
+  while (i < n) {
+    unsigned char c = p[i];
+    if (c == '"' || c == '\\') {
+      char e[2] = {'\\', (char)c};
+      ljp_xout_write(o, e, 2);
+      i++;
+    } else if (c < 0x20 || c == 0x7f) {
+      char e[8];
+      snprintf(e, sizeof(e), "\\u%04x", c);
+      ljp_xout_write(o, e, 6);
+      i++;
+    } else {
+      size_t k = utf8_len(p + i, n - i);
+      if (k == 0) {
+        ljp_xout_write(o, "\xef\xbf\xbd", 3); /* U+FFFD */
+        i++;
+      } else {
+        ljp_xout_write(o, p + i, k);
+        i += k;
+      }
+    }
+  }
+  ljp_xout_write(o, "\"", 1);
+}
+
+static void json_cstring(ljp_xout *o, const char *s) {
+  json_string(o, s, strlen(s));
+}
+
+static void json_int(ljp_xout *o, int64_t v) {
+  char b[32];
+  int n = snprintf(b, sizeof(b), "%" PRId64, v);
+  ljp_xout_write(o, b, (size_t)n);
+}
+
+static void lit(ljp_xout *o, const char *s) { ljp_xout_write(o, s, strlen(s)); }
+
+typedef struct ss_build {
+  ljp_xtab frames;         /* (name, class) -> frame index */
+  uint32_t **fmap;         /* per profile: tree frame id -> index + 1 */
+  uint32_t *path;
+  size_t pathcap;
+} ss_build;
+
+static ljp_status map_frames(ss_build *b, const ljp_speedscope_profile *p,
+                             size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    const ljp_tree *t = p[i].tree;
+    uint32_t nf = ljp_tree_frame_count(t);
+    b->fmap[i] = calloc((size_t)nf + 1, sizeof(uint32_t));
+    if (!b->fmap[i])
+      return LJP_E_NOMEM;
+    /* Frames in node order, so the table depends only on the stacks. */
+    uint32_t nodes = ljp_tree_node_count(t);
+    for (uint32_t node = 1; node < nodes; node++) {
+      uint32_t fr = ljp_tree_node_frame(t, node);
+      if (b->fmap[i][fr])
+        continue;
+      size_t len;
+      const char *name = ljp_tree_frame_name(t, fr, &len);
+      uint32_t x = ljp_xtab_intern(&b->frames, name, len,
+                                   (uint32_t)ljp_tree_frame_class(t, fr));
+      if (x == UINT32_MAX)
+        return LJP_E_NOMEM;
+      b->fmap[i][fr] = x + 1;
+    }
+  }
+  return LJP_OK;
+}
+
+static void write_frames(ss_build *b, ljp_xout *o) {
+  lit(o, "\"shared\":{\"frames\":[");
+  for (size_t i = 0; i < b->frames.count; i++) {
+    const ljp_xstr *x = &b->frames.items[i];
+    const char *file;
+    size_t flen;
+    int64_t line;
+    lit(o, i ? ",\n{\"name\":" : "\n{\"name\":");
+    json_string(o, x->text, x->len);
+    if (ljp_export_source(x->text, x->len, (ljp_class)x->tag, &file, &flen,
+                          &line)) {
+      lit(o, ",\"file\":");
+      json_string(o, file, flen);
+    }
+    if (line > 0) {
+      lit(o, ",\"line\":");
+      json_int(o, line);
+    }
+    lit(o, "}");
+  }
+  lit(o, "]}");
+}
+
+static ljp_status write_profile(ss_build *b, ljp_xout *o,
+                                const ljp_speedscope_profile *p,
+                                const uint32_t *fmap) {
+  const ljp_tree *t = p->tree;
+  int64_t scale = p->scale ? p->scale : 1, total = 0;
+  uint32_t nodes = ljp_tree_node_count(t);
+  for (uint32_t node = 1; node < nodes; node++)
+    total += ljp_tree_node_self(t, node) * scale;
+  lit(o, "{\"type\":\"sampled\",\"name\":");
+  json_cstring(o, p->name ? p->name : "");
+  lit(o, ",\"unit\":");
+  json_cstring(o, p->unit ? p->unit : "none");
+  lit(o, ",\"startValue\":");
+  json_int(o, p->start);
+  lit(o, ",\"endValue\":");
+  json_int(o, p->end ? p->end : p->start + total);
+  lit(o, ",\"samples\":[");
+  int first = 1;
+  for (uint32_t node = 1; node < nodes; node++) {
+    if (ljp_tree_node_self(t, node) == 0)
+      continue;
+    size_t n = ljp_export_path(t, node, &b->path, &b->pathcap);
+    if (n == SIZE_MAX)
+      return LJP_E_NOMEM;
+    lit(o, first ? "\n[" : ",\n[");
+    first = 0;
+    for (size_t i = 0; i < n; i++) {
+      if (i)
+        lit(o, ",");
+      json_int(o, (int64_t)fmap[b->path[i]] - 1);
+    }
+    lit(o, "]");
+  }
+  lit(o, "],\"weights\":[");
+  first = 1;
+  for (uint32_t node = 1; node < nodes; node++) {
+    int64_t self = ljp_tree_node_self(t, node);
+    if (self == 0)
+      continue;
+    if (!first)
+      lit(o, ",");
+    first = 0;
+    json_int(o, self * scale);
+  }
+  lit(o, "]}");
+  return LJP_OK;
+}
+
+LJP_API ljp_status ljp_speedscope_write(const char *name,
+                                        const ljp_speedscope_profile *p,
+                                        size_t n, ljp_sink_fn sink,
+                                        void *ctx) {
+  if (!sink || n == 0 || !p)
+    return LJP_E_ARG;
+  for (size_t i = 0; i < n; i++)
+    if (!p[i].tree)
+      return LJP_E_ARG;
+  ss_build b;
+  memset(&b, 0, sizeof(b));
+  ljp_xtab_init(&b.frames);
+  b.fmap = calloc(n, sizeof(*b.fmap));
+  ljp_status st = b.fmap ? map_frames(&b, p, n) : LJP_E_NOMEM;
+  ljp_xout *o = malloc(sizeof(*o));
+  if (!o && st == LJP_OK)
+    st = LJP_E_NOMEM;
+  if (st == LJP_OK) {
+    ljp_xout_init(o, sink, ctx);
+    lit(o, "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\n");
+    lit(o, "\"name\":");
+    json_cstring(o, name ? name : "");
+    lit(o, ",\"exporter\":\"ljp\",\"activeProfileIndex\":0,\n");
+    write_frames(&b, o);
+    lit(o, ",\n\"profiles\":[");
+    for (size_t i = 0; i < n && st == LJP_OK; i++) {
+      if (i)
+        lit(o, ",\n");
+      st = write_profile(&b, o, &p[i], b.fmap[i]);
+    }
+    lit(o, "]}\n");
+    ljp_status fst = ljp_xout_flush(o);
+    if (st == LJP_OK)
+      st = fst;
+  }
+  free(o);
+  if (b.fmap)
+    for (size_t i = 0; i < n; i++)
+      free(b.fmap[i]);
+  free(b.fmap);
+  free(b.path);
+  ljp_xtab_free(&b.frames);
+  return st;
+}
