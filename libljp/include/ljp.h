@@ -802,8 +802,8 @@ typedef struct ljp_pprof_options {
   size_t nlabels;
   /* 1: a stack whose leaf is a VM frame "VMST_<STATE>" (folded with
    * LJP_VMSTATE_LEAF) loses that frame and carries the string label
-   * vmstate=<STATE> instead; a stack of that frame alone keeps it, as the
-   * folded output does.  Stacks with a trace frame always carry the number
+   * vmstate=<STATE> instead; a stack of that frame alone keeps it (as the
+   * folded output does) and gets the label too.  Stacks with a trace frame always carry the number
    * label trace=<n> of their innermost trace. */
   int vmstate_labels;
   int uncompressed;             /* 1: the bare protobuf message, no gzip */

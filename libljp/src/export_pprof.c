@@ -105,7 +105,7 @@ static ljp_status add_stack(pprof_build *b, size_t k, uint32_t node,
   if (n == SIZE_MAX)
     return LJP_E_NOMEM;
   uint64_t vm = 0, trace = 0;
-  if (b->o->vmstate_labels && n > 1 &&
+  if (b->o->vmstate_labels && n > 0 &&
       ljp_tree_frame_class(t, b->path[n - 1]) == LJP_CLASS_VM) {
     size_t len;
     const char *name = ljp_tree_frame_name(t, b->path[n - 1], &len);
@@ -114,7 +114,8 @@ static ljp_status add_stack(pprof_build *b, size_t k, uint32_t node,
       if (s == UINT32_MAX)
         return LJP_E_NOMEM;
       vm = s;
-      n--;
+      if (n > 1) /* alone, it is the stack's only frame: keep it */
+        n--;
     }
   }
   for (size_t i = n; i > 0 && !trace; i--)

@@ -1,0 +1,53 @@
+#!/bin/sh
+# go tool pprof reads the pprof export of every bundled capture, and its
+# numbers equal ljp's own (pprof_check.py); the bytes are deterministic,
+# the gzip header carries no time, and --label reaches every sample.
+#   pprof_go.sh LJPFOLD LJPDUMP TESTDATA OUTDIR
+set -eu
+LJPFOLD=$1 LJPDUMP=$2 TESTDATA=$3 OUT=$4
+HERE=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$OUT"
+fail=0
+n=0
+for f in $(find "$TESTDATA" -name '*.bin' | sort); do
+  n=$((n + 1))
+  python3 "$HERE/pprof_check.py" "$LJPFOLD" "$LJPDUMP" "$f" "$OUT" || fail=1
+done
+if [ "$n" -lt 20 ]; then
+  echo "FAIL: only $n captures found under $TESTDATA"
+  fail=1
+fi
+
+x1=$TESTDATA/x1/x1_rich.bin
+"$LJPFOLD" --format=pprof -o "$OUT/a.pb.gz" --label service=api --label host=h1 "$x1"
+"$LJPFOLD" --format=pprof -o "$OUT/b.pb.gz" --label service=api --label host=h1 "$x1"
+if ! cmp -s "$OUT/a.pb.gz" "$OUT/b.pb.gz"; then
+  echo "FAIL: two exports of one capture differ"
+  fail=1
+fi
+# gzip magic, deflate, no flags, mtime 0 (bytes 4..7).
+head=$(od -An -tx1 -N8 "$OUT/a.pb.gz" | tr -d ' \n')
+if [ "$head" != "1f8b080000000000" ]; then
+  echo "FAIL: gzip header $head"
+  fail=1
+fi
+tags=$(go tool pprof -tags -sample_index=samples "$OUT/a.pb.gz" 2>/dev/null)
+for want in "service: Total 15" "api" "host: Total 15" "h1" "vmstate: Total 15" \
+            "TRACE" "trace: Total 6"; do
+  if ! printf '%s\n' "$tags" | grep -qF -- "$want"; then
+    echo "FAIL: '$want' not in go tool pprof -tags"
+    fail=1
+  fi
+done
+# A stream without its interval: --interval gives the cpu values.
+sp=$TESTDATA/captures/sp_c_fib_jitoff_1ms.bin
+"$LJPFOLD" --format=pprof --interval=1ms -o "$OUT/iv.pb.gz" "$sp"
+samples=$("$LJPFOLD" "$sp" | awk '{s += $NF} END {print s}')
+cpu=$(go tool pprof -top -unit=ns -sample_index=cpu "$OUT/iv.pb.gz" 2>/dev/null |
+      sed -n 's/.* of \([0-9]*\)ns total.*/\1/p' | head -1)
+if [ "$cpu" != "$((samples * 1000000))" ]; then
+  echo "FAIL: --interval=1ms: cpu $cpu ns for $samples samples"
+  fail=1
+fi
+[ $fail -eq 0 ] && echo "pprof export: $n captures read by go tool pprof"
+exit $fail
