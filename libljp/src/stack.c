@@ -21,6 +21,7 @@
  */
 #include "internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,6 +54,18 @@ static const char *const call_entries[] = {
 static const char *const thread_entries[] = {
     "lua_resume", "lj_vm_resume", "lj_ff_coroutine_resume",
     "lj_ff_coroutine_wrap_aux", NULL};
+/* ljp's capture core names the whole interpreter of a stripped libluajit
+ * after the start of its code: each such frame is one activation of the
+ * VM, whichever API or fast function entered it. */
+static const char *const vm_activation[] = {"lj_vm_interpreter", NULL};
+
+/* coroutine.resume and the functions coroutine.wrap makes (ids 35 and 36
+ * in every flavor's numbering).  A Lua stack that holds one carries the
+ * frames of the coroutines that resumed the running one (ljp's capture
+ * core writes them), so its entries are not those of one coroutine. */
+static int resume_ffunc(const ljp_frame *f) {
+  return f->kind == LJP_FRAME_FFUNC && (f->value == 35 || f->value == 36);
+}
 
 /* pcall and xpcall call Lua inside the VM itself (ids 20 and 21 in every
  * flavor's numbering): no host frame, no new entry. */
@@ -111,18 +124,28 @@ static void merged(out_buf *o, const ljp_sample *s, size_t *entries,
   /* Entry positions (outermost-first host indices, stored + 1).  A run of
    * adjacent entry frames (lua_pcall then lj_vm_pcall) is one entry, at
    * its last frame. */
+  int resumers = 0;
+  for (size_t i = 0; i < nl && !resumers; i++)
+    resumers = resume_ffunc(LUA(s, i));
   size_t nentries = 0;
+  int prev_activation = 0;
   for (size_t i = 0; i < nh; i++) {
     const ljp_frame *f = HOST(s, i);
     int thread = name_is(f, thread_entries);
-    if (!thread && !name_is(f, call_entries))
+    int activation = !thread && name_is(f, vm_activation);
+    if (!thread && !activation && !name_is(f, call_entries)) {
+      prev_activation = 0;
       continue;
-    if (thread)
+    }
+    if (thread && !resumers)
       nentries = 0; /* entries of outer coroutines do not run this stack */
-    if (nentries && entries[nentries - 1] == i)
+    /* lua_pcall then the VM code it enters is one entry; two activations
+     * of the interpreter in a row are two (a coroutine resumed from Lua). */
+    if (nentries && entries[nentries - 1] == i && !prev_activation)
       entries[nentries - 1] = i + 1;
     else
       entries[nentries++] = i + 1;
+    prev_activation = activation;
   }
   /* Segments: the Lua stack cut after each C or fast function that has
    * Lua frames inside it. */
@@ -263,6 +286,25 @@ LJP_API int ljp_sample_host_incomplete(const ljp_sample *s) {
   return 1;
 }
 
+/* The host frame in the machine code of an x1 TRACE sample's trace, or
+ * NULL: the innermost host frame named "TRACE [<n>]", n its number. */
+static const ljp_frame *trace_code(const ljp_sample *s) {
+  if (!s->has_time || s->trace.kind != LJP_FRAME_TRACE)
+    return NULL;
+  char want[32];
+  int n = snprintf(want, sizeof(want), "TRACE [%llu]",
+                   (unsigned long long)s->trace.value);
+  for (size_t i = 0; i < s->host_count; i++) {
+    const ljp_frame *f = &s->host[i];
+    const char *nm = f->sym ? f->sym->name : NULL;
+    if (nm && f->sym->name_len >= (size_t)n &&
+        strncmp(nm, want, (size_t)n) == 0 &&
+        (nm[n] == '\0' || nm[n] == ' '))
+      return f;
+  }
+  return NULL;
+}
+
 /* The function a trace runs in, as a Lua frame (ljp 1 and 2 trace samples
  * carry only the trace and its start proto). */
 static int trace_function(const ljp_sample *s, ljp_frame *fn) {
@@ -338,7 +380,34 @@ LJP_API size_t ljp_sample_stack_ex(const ljp_sample *s,
   }
   if (a != small[0])
     free(a);
-  if (trace_on_top)
+  /* x1: the host stack may hold the trace's machine code itself (ljp's
+   * capture core names it "TRACE [n] ..."), with the C functions the trace
+   * called inside it.  The trace stands there, in place of that frame; in
+   * any other case on top of the stack. */
+  const ljp_frame *code = is_trace && view != LJP_VIEW_LUA &&
+                                 view != LJP_VIEW_REFERENCE
+                             ? trace_code(s)
+                             : NULL;
+  if (code) {
+    /* Every view but Lua's holds every host frame, so the frame is there
+     * (past cap it is simply not written).  Folded into its function, the
+     * trace leaves no frame, its machine code neither: its name carries
+     * the trace number, which differs between runs. */
+    size_t i = o.n < o.cap ? o.n : o.cap;
+    while (i-- > 0)
+      if (o.out[i].kind == LJP_FRAME_HOST && o.out[i].value == code->value &&
+          o.out[i].sym == code->sym)
+        break;
+    if (traces != LJP_TRACES_FUNCTION) {
+      if (i < o.cap)
+        o.out[i] = s->trace;
+    } else {
+      if (i < o.cap)
+        memmove(&o.out[i], &o.out[i + 1],
+                ((o.n < o.cap ? o.n : o.cap) - i - 1) * sizeof(*o.out));
+      o.n--;
+    }
+  } else if (trace_on_top)
     emit(&o, &s->trace);
   return o.n;
 }
