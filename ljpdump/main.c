@@ -29,8 +29,9 @@ static void usage(void) {
       "  -s, --summary           the summary only: kind, versions, counts,\n"
       "                          symbols, VM-state or event/source breakdown\n"
       "  -e, --events            list every event in stream order\n"
-      "      --format=FMT        text (default) or json (the summary as one\n"
-      "                          JSON object)\n"
+      "      --format=FMT        text (default) or json: the summary and the\n"
+      "                          report as one JSON object; with --events, one\n"
+      "                          JSON object per event and line (JSON Lines)\n"
       "      --leak-only         memprof: the HEAP SUMMARY only\n"
       "      --human-readable    memprof: sizes as KiB, MiB, GiB\n"
       "      --report-era=ERA    memprof: auto (default), current, bytes,\n"
@@ -63,7 +64,7 @@ static int on_event(void *ctx, const ljp_reader *r, const ljp_event *ev) {
   if (d->events) {
     ljp_flavor fl = d->flavor == LJP_FLAVOR_AUTO ? ljp_reader_flavor(r)
                                                  : d->flavor;
-    if (events_print(r, ev, fl, stdout)) {
+    if ((d->json ? events_print_json : events_print)(r, ev, fl, stdout)) {
       cli_note_stdout_error();
       return CLI_EXIT_ERROR; /* reported by cli_finish_stdout */
     }
@@ -75,6 +76,19 @@ static int on_event(void *ctx, const ljp_reader *r, const ljp_event *ev) {
       sysreport_add(d->sys, r, ev) != LJP_OK)
     d->oom = 1;
   return 0;
+}
+
+/* The "report" key of the JSON output: the report of the profile's kind. */
+typedef struct json_report {
+  dump *d;
+  const ljp_reader *r;
+} json_report;
+
+static int print_json_report(void *ctx, FILE *out) {
+  json_report *jr = ctx;
+  return ljp_reader_kind(jr->r) == LJP_KIND_MEMPROF
+             ? memreport_print_json(jr->d->mem, out)
+             : sysreport_print_json(jr->d->sys, out);
 }
 
 int main(int argc, char **argv) {
@@ -147,8 +161,10 @@ int main(int argc, char **argv) {
     return cli_usage_error("one input file at a time");
   cli_cap_stdout();
   const char *path = argv[optind];
-  /* The report is the default; a listing, the summary or JSON replace it. */
-  int report = !d.events && !d.summary && !d.json;
+  /* The report is the default; a listing or the summary replace it.  JSON
+   * carries the report too (a "report" key); --events --format=json is
+   * the listing as JSON Lines, nothing else. */
+  int report = !d.events && !d.summary;
   if (report) {
     d.mem = memreport_new(&mo);
     so.traces = cli_traces();
@@ -173,9 +189,19 @@ int main(int argc, char **argv) {
     rc = CLI_EXIT_ERROR;
   }
   const char *name = cli_input_name(path);
-  if (d.json)
-    summary_print_json(r, name, stdout);
-  else if (d.summary)
+  if (d.json && d.events) {
+    /* JSON Lines: the events are all there is. */
+  } else if (d.json) {
+    json_report jr = {&d, r};
+    int prc = summary_print_json(r, name, stdout,
+                                 report && ljp_reader_kind(r) != LJP_KIND_UNKNOWN
+                                     ? print_json_report : NULL,
+                                 &jr);
+    if (prc == -2) {
+      cli_error("out of memory while printing the report");
+      rc = CLI_EXIT_ERROR;
+    }
+  } else if (d.summary)
     summary_print_text(r, name, 1, stdout);
   else if (report) {
     int prc = 0;

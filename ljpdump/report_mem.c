@@ -16,6 +16,7 @@
  * Also home of the small helpers both report modules share (string pool,
  * name buffer, index sort): see the end of reports.h.
  */
+#include "json.h"
 #include "reports.h"
 
 #include <inttypes.h>
@@ -1067,6 +1068,155 @@ int memreport_print(memreport *m, FILE *out)
   if (rc == 0)
     print_aliases(m, out);
   if (rc == 0 && (ferror(out) || fflush(out) != 0))
+    rc = -1;
+  return rc;
+}
+
+/* --- JSON ----------------------------------------------------------------- */
+
+/* The report as one JSON object (ljpdump --format=json, key "report"): the
+ * rows of `luajit -tm` in its order, sizes in bytes as numbers. */
+
+static void json_name(const memreport *m, uint32_t id, FILE *out)
+{
+  size_t len;
+  const char *s = rep_strpool_get(m->names, id, &len);
+  json_str(out, s, len);
+}
+
+static int json_section(memreport *m, int sec, FILE *out)
+{
+  static const char *const keys[] = {"allocations", "reallocations",
+                                     "deallocations"};
+  struct sortctx ctx = {m, NULL};
+  size_t n = 0;
+  uint32_t *ids = malloc((m->nrows ? m->nrows : 1) * sizeof *ids);
+  if (!ids)
+    return -2;
+  for (size_t i = 0; i < m->nlocs; i++)
+    if (m->locs[i].row[sec] != NONE32)
+      ids[n++] = m->locs[i].row[sec];
+  if (rep_sort_u32(ids, n, cmp_rows, &ctx) != 0) {
+    free(ids);
+    return -2;
+  }
+  fprintf(out, "    \"%s\": [", keys[sec]);
+  uint32_t *prim = NULL;
+  size_t capprim = 0;
+  int rc = 0;
+  for (size_t i = 0; i < n && rc == 0; i++) {
+    const struct row *r = &m->rows[ids[i]];
+    fputs(i ? ",\n      {\"location\": " : "\n      {\"location\": ", out);
+    json_name(m, r->name, out);
+    fprintf(out, ", \"events\": %" PRIu64 ", \"allocated\": %" PRIu64
+                 ", \"freed\": %" PRIu64, r->num, r->alloc, r->free);
+    if (r->nprim) {
+      if (grow(&prim, &capprim, r->nprim, sizeof *prim) != 0) {
+        rc = -2;
+        break;
+      }
+      size_t k = 0;
+      for (uint32_t p = r->prim; p != NONE32; p = m->prims[p].next)
+        prim[k++] = m->prims[p].name;
+      if (rep_sort_u32(prim, k, cmp_names, &ctx) != 0) {
+        rc = -2;
+        break;
+      }
+      fputs(", \"overrides\": [", out);
+      for (size_t j = 0; j < k; j++) {
+        if (j)
+          fputs(", ", out);
+        json_name(m, prim[j], out);
+      }
+      fputc(']', out);
+    }
+    fputc('}', out);
+  }
+  if (rc == 0)
+    fputs(n ? "\n    ],\n" : "],\n", out);
+  free(prim);
+  free(ids);
+  return rc;
+}
+
+static int json_heap_summary(memreport *m, FILE *out)
+{
+  size_t nn = strpool_count(m->names);
+  int64_t *dbytes = calloc(nn ? nn : 1, sizeof *dbytes);
+  uint64_t *nalloc = calloc(nn ? nn : 1, sizeof *nalloc);
+  uint64_t *nfree = calloc(nn ? nn : 1, sizeof *nfree);
+  uint32_t *ids = malloc((nn ? nn : 1) * sizeof *ids);
+  int rc = 0;
+  if (!dbytes || !nalloc || !nfree || !ids) {
+    rc = -2;
+    goto out;
+  }
+  /* The same sums as print_heap_summary. */
+  for (size_t i = 0; i < m->nlocs; i++) {
+    uint32_t rid = m->locs[i].row[SEC_ALLOC];
+    if (rid == NONE32 || m->rows[rid].alloc == 0)
+      continue;
+    dbytes[m->rows[rid].name] += (int64_t)m->rows[rid].alloc;
+    nalloc[m->rows[rid].name] += m->rows[rid].num;
+  }
+  for (size_t i = 0; i < m->nprims; i++) {
+    const struct prim *p = &m->prims[i];
+    if (p->allocated > 0) {
+      dbytes[p->name] += (int64_t)p->allocated;
+      nalloc[p->name] += p->count;
+    }
+    if (p->freed > 0) {
+      dbytes[p->name] -= (int64_t)p->freed;
+      nfree[p->name] += p->count;
+    }
+  }
+  size_t n = 0;
+  for (size_t i = 0; i < nn; i++)
+    if (dbytes[i] > 0)
+      ids[n++] = (uint32_t)i;
+  struct sortctx ctx = {m, dbytes};
+  if (rep_sort_u32(ids, n, cmp_heap, &ctx) != 0) {
+    rc = -2;
+    goto out;
+  }
+  fputs("    \"heap_summary\": [", out);
+  for (size_t i = 0; i < n; i++) {
+    fputs(i ? ",\n      {\"location\": " : "\n      {\"location\": ", out);
+    json_name(m, ids[i], out);
+    fprintf(out, ", \"holds\": %" PRId64 ", \"allocs\": %" PRIu64
+                 ", \"frees\": %" PRIu64 "}",
+            dbytes[ids[i]], nalloc[ids[i]], nfree[ids[i]]);
+  }
+  fputs(n ? "\n    ],\n" : "],\n", out);
+out:
+  free(dbytes);
+  free(nalloc);
+  free(nfree);
+  free(ids);
+  return rc;
+}
+
+int memreport_print_json(memreport *m, FILE *out)
+{
+  if (!m || !out)
+    return -1;
+  fputs("{\n", out);
+  int rc = 0;
+  if (!m->opt.leak_only)
+    for (int sec = 0; sec < SEC__N && rc == 0; sec++)
+      rc = json_section(m, sec, out);
+  if (rc == 0)
+    rc = json_heap_summary(m, out);
+  if (rc == 0) {
+    /* The alias texts: function_alias_<k> is aliases[k - 1]. */
+    fputs("    \"aliases\": [", out);
+    for (size_t k = 0; k < m->naliases && !pre_alias(m); k++) {
+      fputs(k ? ", " : "", out);
+      json_name(m, m->aliases[k], out);
+    }
+    fputs("]\n  }", out);
+  }
+  if (rc == 0 && ferror(out))
     rc = -1;
   return rc;
 }

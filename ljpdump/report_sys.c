@@ -10,6 +10,7 @@
  * Names are cached per distinct frame (kind, value, line and the symbols it
  * resolved to), so a deep stack costs hash probes, not formatting.
  */
+#include "json.h"
 #include "reports.h"
 
 #include <inttypes.h>
@@ -520,6 +521,121 @@ int sysreport_print(sysreport *s, FILE *out)
   if (rc == 0)
     print_depths(s, out);
   if (rc == 0 && (ferror(out) || fflush(out) != 0))
+    rc = -1;
+  return rc;
+}
+
+/* --- JSON ----------------------------------------------------------------- */
+
+/* The report as one JSON object (ljpdump --format=json, key "report"):
+ * the same tables as the text, in the same order, with exact counts. */
+
+static void json_name(const sysreport *s, uint32_t id, FILE *out)
+{
+  size_t len;
+  const char *p = rep_strpool_get(s->names, id, &len);
+  json_str(out, p, len);
+}
+
+static int json_funcs(sysreport *s, int by_total, FILE *out)
+{
+  size_t nn = 0;
+  uint32_t *ids = malloc((s->capfuncs ? s->capfuncs : 1) * sizeof *ids);
+  if (!ids)
+    return -2;
+  for (size_t i = 0; i < s->capfuncs; i++)
+    if (by_total ? s->funcs[i].total : s->funcs[i].self)
+      ids[nn++] = (uint32_t)i;
+  if (rep_sort_u32(ids, nn, by_total ? cmp_total : cmp_self, s) != 0) {
+    free(ids);
+    return -2;
+  }
+  fprintf(out, "    \"%s\": [", by_total ? "top_total" : "top_self");
+  for (size_t i = 0; i < nn && i < s->opt.top; i++) {
+    const struct func *f = &s->funcs[ids[i]];
+    fputs(i ? ",\n      {\"function\": " : "\n      {\"function\": ", out);
+    json_name(s, ids[i], out);
+    fprintf(out, ", \"self\": %" PRIu64 ", \"total\": %" PRIu64 "}", f->self,
+            f->total);
+  }
+  fprintf(out, "%s],\n    \"%s\": %zu,\n", nn && s->opt.top ? "\n    " : "",
+          by_total ? "functions_with_total" : "functions_with_self", nn);
+  free(ids);
+  return 0;
+}
+
+static int json_traces(sysreport *s, FILE *out)
+{
+  size_t n = 0;
+  uint32_t *ids = malloc((s->ntraceslots ? s->ntraceslots : 1) * sizeof *ids);
+  if (!ids)
+    return -2;
+  for (size_t i = 0; i < s->ntraceslots; i++)
+    if (s->traces[i].used)
+      ids[n++] = (uint32_t)i;
+  if (rep_sort_u32(ids, n, cmp_trace, s) != 0) {
+    free(ids);
+    return -2;
+  }
+  fputs("    \"traces\": [", out);
+  for (size_t i = 0; i < n; i++) {
+    const struct trace *t = &s->traces[ids[i]];
+    fprintf(out, "%s{\"trace\": %" PRIu64 ", \"start\": ",
+            i ? ",\n      " : "\n      ", t->traceno);
+    json_name(s, t->start, out);
+    fprintf(out, ", \"samples\": %" PRIu64 "}", t->samples);
+  }
+  fputs(n ? "\n    ],\n" : "],\n", out);
+  free(ids);
+  return 0;
+}
+
+static void json_depths(const sysreport *s, FILE *out)
+{
+  unsigned last = 0;
+  for (unsigned b = 0; b < NBUCKETS; b++)
+    if (s->lua_depth[b] || s->host_depth[b])
+      last = b;
+  fputs("    \"depths\": [", out);
+  for (unsigned b = 0; b <= last; b++) {
+    uint64_t lo = b < 2 ? b : (uint64_t)1 << (b - 1);
+    uint64_t hi = b < 2 ? b : b == 64 ? UINT64_MAX : ((uint64_t)1 << b) - 1;
+    fprintf(out, "%s{\"min\": %" PRIu64 ", \"max\": %" PRIu64
+                 ", \"lua\": %" PRIu64 ", \"host\": %" PRIu64 "}",
+            b ? ",\n      " : "\n      ", lo, hi, s->lua_depth[b],
+            s->host_depth[b]);
+  }
+  fputs("\n    ]", out);
+}
+
+int sysreport_print_json(sysreport *s, FILE *out)
+{
+  if (!s || !out)
+    return -1;
+  fprintf(out, "{\n    \"samples\": %" PRIu64 ",\n    \"vmstates\": {",
+          s->samples);
+  for (int v = 0; v < LJP_VMST__MAX; v++)
+    fprintf(out, "%s\"%s\": %" PRIu64, v ? ", " : "", ljp_vmstate_name(v),
+            s->vm[v]);
+  fputs("},\n", out);
+  /* As the text: the Lua count is known for x1 streams only (null). */
+  fputs("    \"incomplete\": {\"lua\": ", out);
+  if (s->timed)
+    fprintf(out, "%" PRIu64, s->lua_incomplete);
+  else
+    fputs("null", out);
+  fprintf(out, ", \"host\": %" PRIu64 "},\n", s->host_incomplete);
+  fprintf(out, "    \"top\": %u,\n", s->opt.top);
+  int rc = json_funcs(s, 0, out);
+  if (rc == 0)
+    rc = json_funcs(s, 1, out);
+  if (rc == 0)
+    rc = json_traces(s, out);
+  if (rc == 0) {
+    json_depths(s, out);
+    fputs("\n  }", out);
+  }
+  if (rc == 0 && ferror(out))
     rc = -1;
   return rc;
 }

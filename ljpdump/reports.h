@@ -74,6 +74,10 @@ ljp_status memreport_add(memreport *m, const ljp_reader *r,
  * SUMMARY by bytes held descending, ties by name; Overrides by name, as the
  * reference does.  Returns 0, -1 on a write error, -2 when out of memory. */
 int memreport_print(memreport *m, FILE *out);
+/* The same rows as one JSON object ("allocations", "reallocations",
+ * "deallocations", "heap_summary", "aliases"; docs/ljpdump.1), sizes in
+ * bytes; no newline after it.  Returns as memreport_print. */
+int memreport_print_json(memreport *m, FILE *out);
 void memreport_free(memreport *m);
 
 /* ------------------------------------------------------------------------ */
@@ -98,6 +102,10 @@ ljp_status sysreport_add(sysreport *s, const ljp_reader *r,
  * by total samples, the traces sampled, and the histogram of Lua and host
  * stack depths.  Returns 0, -1 on a write error, -2 when out of memory. */
 int sysreport_print(sysreport *s, FILE *out);
+/* The same tables as one JSON object ("samples", "vmstates", "incomplete",
+ * "top_self", "top_total", "traces", "depths"; docs/ljpdump.1); no newline
+ * after it.  Returns as sysreport_print. */
+int sysreport_print_json(sysreport *s, FILE *out);
 void sysreport_free(sysreport *s);
 
 /* Counts so far, for other outputs (JSON) and tests. */

@@ -2,6 +2,7 @@
  * summary.c — see summary.h.
  */
 #include "summary.h"
+#include "json.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -109,17 +110,7 @@ void summary_print_text(const ljp_reader *r, const char *name, int breakdown,
 }
 
 static void json_string(FILE *out, const char *s, size_t n) {
-  fputc('"', out);
-  for (size_t i = 0; i < n; i++) {
-    unsigned char ch = (unsigned char)s[i];
-    if (ch == '"' || ch == '\\')
-      fprintf(out, "\\%c", ch);
-    else if (ch < 0x20 || ch >= 0x7f)
-      fprintf(out, "\\u%04x", ch); /* bytes, not code points: lossless */
-    else
-      fputc(ch, out);
-  }
-  fputc('"', out);
+  json_str(out, s, n);
 }
 
 static void json_triple(FILE *out, const char *key, const uint64_t v[3]) {
@@ -129,7 +120,8 @@ static void json_triple(FILE *out, const char *key, const uint64_t v[3]) {
           key, v[0], v[1], v[2]);
 }
 
-void summary_print_json(const ljp_reader *r, const char *name, FILE *out) {
+int summary_print_json(const ljp_reader *r, const char *name, FILE *out,
+                       summary_json_extra extra, void *ctx) {
   const ljp_counters *c = ljp_reader_counters(r);
   ljp_kind kind = ljp_reader_kind(r);
   fprintf(out, "{\n  \"file\": ");
@@ -169,26 +161,39 @@ void summary_print_json(const ljp_reader *r, const char *name, FILE *out) {
   } else
     fprintf(out, "null");
   fprintf(out, ",\n  \"bytes\": %" PRIu64 ",\n", ljp_reader_offset(r));
-  fprintf(out, "  \"samples\": %" PRIu64 ",\n  \"vmstates\": {", c->samples);
-  for (int v = 0; v < LJP_VMST__MAX; v++)
-    fprintf(out, "%s\"%s\": %" PRIu64, v ? ", " : "", ljp_vmstate_name(v),
-            c->vmstate[v]);
-  fprintf(out, "},\n  \"max_lua_depth\": %" PRIu64
-               ",\n  \"max_host_depth\": %" PRIu64 ",\n",
-          c->max_lua_depth, c->max_host_depth);
-  fprintf(out, "  \"events\": {\"alloc\": %" PRIu64 ", \"realloc\": %" PRIu64
-               ", \"free\": %" PRIu64 "},\n",
-          c->mem_kind[LJP_MEM_ALLOC], c->mem_kind[LJP_MEM_REALLOC],
-          c->mem_kind[LJP_MEM_FREE]);
-  fprintf(out, "  \"sources\": {\"INTERNAL\": %" PRIu64 ", \"LFUNC\": %" PRIu64
-               ", \"CFUNC\": %" PRIu64 ", \"TRACE\": %" PRIu64 "},\n",
-          c->mem_source[LJP_SRC_INTERNAL], c->mem_source[LJP_SRC_LFUNC],
-          c->mem_source[LJP_SRC_CFUNC], c->mem_source[LJP_SRC_TRACE]);
+  /* A profile's JSON has its own kind's keys only: a sysprof object with
+   * "events": {"alloc": 0 ...} would read as a memprof fact. */
+  if (kind != LJP_KIND_MEMPROF) {
+    fprintf(out, "  \"samples\": %" PRIu64 ",\n  \"vmstates\": {", c->samples);
+    for (int v = 0; v < LJP_VMST__MAX; v++)
+      fprintf(out, "%s\"%s\": %" PRIu64, v ? ", " : "", ljp_vmstate_name(v),
+              c->vmstate[v]);
+    fprintf(out, "},\n  \"max_lua_depth\": %" PRIu64
+                 ",\n  \"max_host_depth\": %" PRIu64 ",\n",
+            c->max_lua_depth, c->max_host_depth);
+  }
+  if (kind != LJP_KIND_SYSPROF) {
+    fprintf(out, "  \"events\": {\"alloc\": %" PRIu64 ", \"realloc\": %" PRIu64
+                 ", \"free\": %" PRIu64 "},\n",
+            c->mem_kind[LJP_MEM_ALLOC], c->mem_kind[LJP_MEM_REALLOC],
+            c->mem_kind[LJP_MEM_FREE]);
+    fprintf(out, "  \"sources\": {\"INTERNAL\": %" PRIu64 ", \"LFUNC\": %" PRIu64
+                 ", \"CFUNC\": %" PRIu64 ", \"TRACE\": %" PRIu64 "},\n",
+            c->mem_source[LJP_SRC_INTERNAL], c->mem_source[LJP_SRC_LFUNC],
+            c->mem_source[LJP_SRC_CFUNC], c->mem_source[LJP_SRC_TRACE]);
+  }
   json_triple(out, "symbols", c->symbols_initial);
   json_triple(out, "symbol_events", c->symbols_midstream);
   fprintf(out, "  \"symbol_repeats\": %" PRIu64
-               ",\n  \"trace_redefinitions\": %" PRIu64 "\n}\n",
+               ",\n  \"trace_redefinitions\": %" PRIu64,
           c->symbol_duplicates, c->trace_redefinitions);
+  int rc = 0;
+  if (extra) {
+    fputs(",\n  \"report\": ", out);
+    rc = extra(ctx, out);
+  }
+  fputs("\n}\n", out);
+  return rc ? rc : ferror(out) ? -1 : 0;
 }
 
 /* Names may hold anything (a chunk name is source text): keep one line. */

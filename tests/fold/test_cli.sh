@@ -87,9 +87,11 @@ fi
 
 # ljpdump
 "$dump" --format=json "$sp" > "$tmp/json"; check "ljpdump json exits 0" $?
-for key in kind versions complete samples vmstates events sources symbols symbol_events; do
+for key in kind versions complete samples vmstates symbols symbol_events report top_self top_total traces depths; do
   grep -q "\"$key\":" "$tmp/json"; check "json key $key" $?
 done
+# a sysprof profile's JSON has no memprof keys
+! grep -q '"events":\|"sources":\|"heap_summary":' "$tmp/json"; check "sysprof json: no memprof keys" $?
 grep -q '"versions": {"ljs": 3, "ljp": 2}' "$tmp/json"; check "json versions" $?
 "$dump" --format=json "$tmp/cut.bin" > "$tmp/cutjson" 2>/dev/null; [ $? -eq 1 ] && grep -q '"complete": false' "$tmp/cutjson"; check "json of a cut file" $?
 "$dump" "$mp" | head -1 | grep -q '^ALLOCATIONS$'; check "memprof report by default" $?

@@ -37,17 +37,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const ljp_event *ev;
     while (ljp_reader_next(r, &ev) == LJP_OK) {
       events_print(r, ev, ljp_reader_flavor(r), null);
+      events_print_json(r, ev, ljp_reader_flavor(r), null);
       if (ljp_reader_kind(r) != LJP_KIND_SYSPROF)
         memreport_add(m, r, ev);
       if (ljp_reader_kind(r) != LJP_KIND_MEMPROF)
         sysreport_add(s, r, ev);
     }
     summary_print_text(r, "fuzz", 1, null);
-    summary_print_json(r, "fuzz \"\\\n", null);
-    if (ljp_reader_kind(r) == LJP_KIND_MEMPROF)
+    summary_print_json(r, "fuzz \"\\\n", null, NULL, NULL);
+    if (ljp_reader_kind(r) == LJP_KIND_MEMPROF) {
       memreport_print(m, null);
-    else
+      memreport_print_json(m, null);
+    } else {
       sysreport_print(s, null);
+      sysreport_print_json(s, null);
+    }
   }
   ljp_reader_free(r);
   memreport_free(m);
