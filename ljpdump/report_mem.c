@@ -854,10 +854,23 @@ static void fmt_size(char *buf, size_t cap, int64_t v, enum size_style st)
     d /= 1024;
     mag++;
   }
-  if (d == (double)(int64_t)d)
+  if (d == (double)(int64_t)d) {
     snprintf(buf, cap, "%" PRId64 "%s", (int64_t)d, units[mag]);
-  else
-    snprintf(buf, cap, "%.2f%s", d, units[mag]);
+    return;
+  }
+  /* LuaJIT's "%.2f" rounds a value exactly halfway between two hundredths
+   * away from zero (262272 B = 256.125 KiB prints 256.13KiB); C's printf
+   * rounds it to even.  Such a value is a multiple of 1/8, and then d * 100
+   * is exact, so the tie is seen exactly. */
+  double h = d * 100;
+  if (d > 0 && d < 1e15 && d * 8 == (double)(int64_t)(d * 8) &&
+      h - (double)(int64_t)h == 0.5) {
+    int64_t q = (int64_t)h + 1;
+    snprintf(buf, cap, "%" PRId64 ".%02d%s", q / 100, (int)(q % 100),
+             units[mag]);
+    return;
+  }
+  snprintf(buf, cap, "%.2f%s", d, units[mag]);
 }
 
 struct sortctx {

@@ -261,7 +261,13 @@ int events_print(const ljp_reader *r, const ljp_event *ev, ljp_flavor flavor,
   }
   case LJP_EV_SAMPLE: {
     const ljp_sample *s = &ev->u.sample;
-    fprintf(out, "sample    %s", ljp_vmstate_name(s->vmstate));
+    /* A TRACE sample is named by its trace ("sample    TRACE [4] ..."),
+     * which already says TRACE. */
+    int traced = s->vmstate == LJP_VMST_TRACE;
+    if (traced)
+      fputs("sample    ", out), put_frame(out, &s->trace, flavor);
+    else
+      fprintf(out, "sample    %s", ljp_vmstate_name(s->vmstate));
     if (s->has_time) {
       fprintf(out, " t=");
       put_ms(out, s->time_ns);
@@ -271,13 +277,9 @@ int events_print(const ljp_reader *r, const ljp_event *ev, ljp_flavor flavor,
       if (s->flags & LJP_SAMPLE_HOST_INCOMPLETE)
         fprintf(out, " host-incomplete");
     }
-    if (s->vmstate == LJP_VMST_TRACE) {
-      fputc(' ', out);
-      put_frame(out, &s->trace, flavor);
-      if (!s->has_time) {
-        fputc('\n', out);
-        break;
-      }
+    if (traced && !s->has_time) {
+      fputc('\n', out);
+      break;
     }
     /* x1 samples carry a Lua stack in every state (maybe empty). */
     if (s->has_time ||

@@ -70,8 +70,29 @@ ljp_reader *cli_open_reader(const char *path, ljp_flavor flavor) {
   return r;
 }
 
+/* What a truncated input means for the user, beside the technical
+ * detail: profilers write as they go, so a cut file is almost always a
+ * producer that did not finish. */
+static const char *truncation_meaning(const ljp_reader *r) {
+  const char *msg = ljp_reader_error(r);
+  if (ljp_reader_kind(r) == LJP_KIND_UNKNOWN)
+    return "the file ends inside its symbol table: was the producer killed "
+           "as it started, or the file copied while it was being written?";
+  if (ljp_reader_error_offset(r) == ljp_reader_offset(r))
+    return "the file ends between two records, without its end marker: was "
+           "the producer killed, or is it still writing?";
+  if (strstr(msg, "symbol"))
+    return "the file ends inside a symbol record: was the producer killed?";
+  return ljp_reader_kind(r) == LJP_KIND_SYSPROF
+             ? "the file ends inside a sample: was the producer killed?"
+             : "the file ends inside an event: was the producer killed?";
+}
+
 void cli_reader_error(const char *path, const ljp_reader *r) {
   cli_error("%s: %s", cli_input_name(path), ljp_reader_error(r));
+  if (ljp_reader_status(r) == LJP_E_TRUNCATED)
+    cli_error("%s: %s Everything before it is shown.",
+              cli_input_name(path), truncation_meaning(r));
 }
 
 int cli_drain(const char *path, ljp_reader *r, cli_event_fn fn, void *ctx) {

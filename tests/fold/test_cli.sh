@@ -117,8 +117,9 @@ grep -q '^versions:   ljs 3, ljp x1$' "$x1/x1_rich.summary.txt"; check "x1 versi
 grep -q '^interval:   1.000000ms$' "$x1/x1_rich.summary.txt"; check "x1 interval" $?
 grep -q '^timer:      process-cpu$' "$x1/x1_rich.summary.txt"; check "x1 timer" $?
 grep -q '^incomplete: 1 Lua, 1 host stacks$' "$x1/x1_rich.summary.txt"; check "x1 incomplete counts" $?
-grep -q 'sample    TRACE t=4.027514ms coro=1 TRACE \[1\] @app.lua:12 lua=\[@app.lua:0;@app.lua:10\] host=\[' "$x1/x1_rich.events.txt"; check "x1 trace sample with its stacks" $?
-grep -q 'coro=2 TRACE \[2\]' "$x1/x1_rich.events.txt"; check "x1 coroutine id" $?
+grep -q 'sample    TRACE \[1\] @app.lua:12 t=4.027514ms coro=1 lua=\[@app.lua:0;@app.lua:10\] host=\[' "$x1/x1_rich.events.txt"; check "x1 trace sample with its stacks" $?
+! grep -q 'TRACE.*TRACE' "$x1/x1_rich.events.txt"; check "x1 events name a trace sample once" $?
+grep -q 'sample    TRACE \[2\] .* coro=2 ' "$x1/x1_rich.events.txt"; check "x1 coroutine id" $?
 grep -q '^@app.lua:0;@app.lua:10;TRACE \[1\] @app.lua:12 4$' <("$fold" --stack=lua "$x1/x1_rich.bin"); check "x1 trace folds on its callers" $?
 grep -q '"x1": {"timer": "process-cpu", "interval_ns": 1000000, "time_ns": 15151495, "lua_incomplete": 1, "host_incomplete": 1, "max_coro": 2}' "$x1/x1_rich.json"; check "x1 json" $?
 # a cut x1 file: what came before, then the offset
@@ -129,6 +130,25 @@ grep -q "offset [0-9]*: truncated" "$tmp/x1cut.err"; check "cut x1 names the off
 # the old versions' outputs do not change: no x1 lines for ljp 2
 ! "$dump" -s "$sp" | grep -q '^timer:\|^interval:\|^incomplete:'; check "no x1 lines for ljp 2" $?
 ! "$dump" "$sp" | grep -q 'INCOMPLETE STACKS'; check "no incomplete table for ljp 2" $?
+
+# what a cut file means, beside the offset
+"$dump" "$tmp/x1cut.bin" >/dev/null 2>"$tmp/x1cut.err"
+grep -q "the file ends inside a sample: was the producer killed?" "$tmp/x1cut.err"; check "truncation says what it means" $?
+# --traces: a trace under its function by default, folded into it, or alone
+jit=$data/captures/sp_c_jiton_flush_1ms.bin
+"$fold" "$jit" | grep -q '^@sp_c_jiton_flush_1ms.lua:8;TRACE \[1\] @sp_c_jiton_flush_1ms.lua:10 [0-9]*$'; check "--traces=under by default" $?
+! "$fold" --traces=function "$jit" | grep -q 'TRACE'; check "--traces=function leaves no trace" $?
+"$fold" --traces=trace "$jit" | grep -q '^TRACE \[1\] @sp_c_jiton_flush_1ms.lua:10 [0-9]*$'; check "--traces=trace" $?
+[ "$("$fold" --traces=function "$jit" | awk '{s += $NF} END {print s}')" = "$("$fold" "$jit" | awk '{s += $NF} END {print s}')" ]; check "--traces keeps every sample" $?
+"$fold" --traces=sideways "$jit" >/dev/null 2>&1; [ $? -eq 2 ]; check "bad --traces exits 2" $?
+"$dump" --traces=function "$jit" | grep -q 'TRACE'; [ $? -eq 0 ]; check "ljpdump --traces=function keeps the TRACES table" $?
+# function names from sources: relative chunks under --source-dir, none
+# without the source or with --no-source
+"$fold" --source-dir "$data/captures" "$jit" | grep -q '^phase_a @sp_c_jiton_flush_1ms.lua:8;TRACE'; check "--source-dir names functions" $?
+(cd "$data/captures" && "$fold" sp_c_jiton_flush_1ms.bin) | grep -q '^phase_a @'; check "sources in the current directory" $?
+! (cd "$data/captures" && "$fold" --no-source sp_c_jiton_flush_1ms.bin) | grep -q 'phase_a'; check "--no-source" $?
+! "$fold" --source-dir "$tmp" "$jit" | grep -q 'phase_a'; check "no source, no name" $?
+"$dump" --source-dir "$data/captures" "$jit" | grep -q '  phase_a @sp_c_jiton_flush_1ms.lua:8$'; check "ljpdump report names functions" $?
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

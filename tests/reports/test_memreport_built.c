@@ -231,6 +231,28 @@ END_TEST
 
 /* --- human-readable sizes ------------------------------------------------ */
 
+/* Exact binary ties round away from zero, as LuaJIT's string.format("%.2f")
+ * in Tarantool's report does (C's printf gives 256.12KiB and 2.12KiB). */
+START_TEST(human_readable_ties)
+{
+  ljp_writer *w = mem_begin();
+  lfunc(w, 0x5000, "@h.lua", 0);
+  OK(ljp_write_symtab_end(w));
+  OK(ljp_write_stream_begin(w, LJP_KIND_MEMPROF, 3, LJP_FLAVOR_TARANTOOL, 0));
+  lua_ev(w, A, 0x5000, 1, 0, 0, 0x1000, 262272); /* 256.125 KiB */
+  lua_ev(w, A, 0x5000, 2, 0, 0, 0x2000, 2176);   /* 2.125 KiB */
+  lua_ev(w, A, 0x5000, 3, 0, 0, 0x3000, 262271); /* 256.1240... KiB */
+  lua_ev(w, A, 0x5000, 4, 0, 0, 0x4000, 1408);   /* 1.375 KiB */
+  struct memreport_opts o = {0, 1, MEMREPORT_ERA_AUTO};
+  char *got = finish(w, &o);
+  ck_assert_ptr_nonnull(strstr(got, "@h.lua:1: 1 events\t+256.13KiB\t-0B\n"));
+  ck_assert_ptr_nonnull(strstr(got, "@h.lua:2: 1 events\t+2.13KiB\t-0B\n"));
+  ck_assert_ptr_nonnull(strstr(got, "@h.lua:3: 1 events\t+256.12KiB\t-0B\n"));
+  ck_assert_ptr_nonnull(strstr(got, "@h.lua:4: 1 events\t+1.38KiB\t-0B\n"));
+  free(got);
+}
+END_TEST
+
 START_TEST(human_readable)
 {
   ljp_writer *w = mem_begin();
@@ -499,6 +521,7 @@ Suite *memreport_built_suite(void)
   tcase_add_test(tc, realloc_overrides);
   tcase_add_test(tc, same_name_rows);
   tcase_add_test(tc, human_readable);
+  tcase_add_test(tc, human_readable_ties);
   tcase_add_test(tc, aliases_report);
   tcase_add_test(tc, aliases_leak_only);
   tcase_add_test(tc, trace_flush_current);
