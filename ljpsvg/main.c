@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "cli_limits.h"
+#include "cli_source.h"
 #include "cli_vmstate.h"
 #include "input.h"
 #include "layout.h"
@@ -82,6 +83,8 @@ static void usage(FILE *out)
 "  --addresses        C and host frames carry their symbol address\n"
 "  -o, --output FILE  write to FILE instead of stdout\n"
 CLI_READER_LIMIT_HELP
+CLI_SOURCE_HELP
+"                          (--diff: function unless --traces is given)\n"
 "  -h, --help         this help\n"
 "  -V, --version      the version\n",
           palette_names());
@@ -131,6 +134,7 @@ static const struct option LONGOPTS[] = {
   {"addresses", no_argument, NULL, OPT_ADDRESSES},
   {"output", required_argument, NULL, 'o'},
   CLI_READER_LIMIT_OPTIONS,
+  CLI_SOURCE_OPTIONS,
   {"help", no_argument, NULL, 'h'},
   {"version", no_argument, NULL, 'V'},
   {NULL, 0, NULL, 0}
@@ -154,6 +158,7 @@ typedef struct config {
   const char *minwidth;
   double total;            /* --total; 0 = none */
   int diff, normalize, colors_set, countname_set, title_set, dark;
+  int traces_set;          /* --traces given (else --diff folds traces) */
   int colorblind, legend, hash;
   palette_id pal;
   size_t maxframes;
@@ -258,11 +263,28 @@ static int parse_args(int argc, char **argv, config *c)
         return lrc;
       break;
     }
+    case CLI_OPT_TRACES:
+      c->traces_set = 1;
+      /* fall through */
+    case CLI_OPT_SOURCE_DIR:
+    case CLI_OPT_NO_SOURCE: {
+      int lrc = cli_source_option(ch, optarg);
+      if (lrc != 1)
+        return lrc;
+      break;
+    }
     default:
       return cli_usage_error("unknown option");
     }
   }
   c->in.limits = *cli_limits();
+  /* A differential graph compares two runs, whose trace numbers differ for
+   * the same code: traces fold into their functions unless asked. */
+  c->in.fold.traces = c->diff && !c->traces_set ? LJP_TRACES_FUNCTION
+                                                 : cli_traces();
+  /* The reference view names frames as Tarantool's parser does. */
+  if (c->in.fold.view != LJP_VIEW_REFERENCE)
+    c->in.fold.sources = cli_sources();
   return 0;
 }
 

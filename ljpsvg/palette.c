@@ -165,11 +165,14 @@ static int starts(const char *s, size_t n, const char *prefix)
 
 ljp_class palette_guess_class(const char *s, size_t n)
 {
-  if (starts(s, n, "VM:") || starts(s, n, "INTERNAL"))
+  if (starts(s, n, "VMST_") || starts(s, n, "VM:") || starts(s, n, "INTERNAL"))
     return LJP_CLASS_VM;
   if (starts(s, n, "TRACE [") || starts(s, n, "TRACE#"))
     return LJP_CLASS_TRACE;
   if (starts(s, n, "@") || starts(s, n, "=") || starts(s, n, "function_alias_"))
+    return LJP_CLASS_LUA;
+  /* A function named from its source: "risk_score @service.lua:196". */
+  if (has(s, n, " @") || has(s, n, " ="))
     return LJP_CLASS_LUA;
   if (starts(s, n, "builtin#") || starts(s, n, "ffunc#"))
     return LJP_CLASS_FFUNC;
