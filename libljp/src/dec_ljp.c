@@ -159,6 +159,57 @@ static void resolve_stack(ljp_reader *r, ljp_frame *f, size_t n,
     resolve_frame(r, &f[n - 1 - k]);
 }
 
+/* Decodes and resolves the stacks of a sample (the Lua one when has_lua),
+ * then keeps them as the previous ones (the event points at them until the
+ * next call). */
+static int decode_stacks(ljp_reader *r, cursor *c, ljp_sample *s,
+                         int has_lua) {
+  int rc;
+  if (has_lua && (rc = lua_stack(r, c, &s->lua_count)))
+    return rc;
+  if ((rc = host_stack(r, c, &s->host_count)))
+    return rc;
+  s->lua = r->lua;
+  s->host = r->host;
+  if (s->lua_count) {
+    resolve_stack(r, r->lua, s->lua_count, r->plua, r->plua_n, r->plua_epoch);
+    swap_frames(&r->lua, &r->lua_cap, &r->plua, &r->plua_cap);
+    r->plua_n = s->lua_count;
+    r->plua_epoch = r->syms_epoch;
+  }
+  if (s->host_count) {
+    resolve_stack(r, r->host, s->host_count, r->phost, r->phost_n,
+                  r->phost_epoch);
+    swap_frames(&r->host, &r->host_cap, &r->phost, &r->phost_cap);
+    r->phost_n = s->host_count;
+    r->phost_epoch = r->syms_epoch;
+  }
+  return LJP_OK;
+}
+
+/* An entry resolved against an older prototype table still holds when
+ * none of its own addresses changed; then it is current again. */
+static int memo_valid(const ljp_reader *r, recmemo_ent *e) {
+  if (e->stamp.cgen != r->syms_gen)
+    return 0;
+  if (e->stamp.lua == r->lua_epoch)
+    return 1;
+  if (e->ndeps == SIZE_MAX)
+    return 0;
+  for (size_t i = 0; i < e->ndeps; i++)
+    if (symtab_proto(&r->syms, e->deps[i].addr) != e->deps[i].sym)
+      return 0;
+  e->stamp.lua = r->lua_epoch;
+  return 1;
+}
+
+static void memo_store(ljp_reader *r, const uint8_t *p, size_t len,
+                       int has_lua, const ljp_sample *s) {
+  recmemo_stamp st = {r->syms_gen, r->lua_epoch};
+  recmemo_store(r->memo, p, len, has_lua, s->lua, s->lua_count, s->host,
+                s->host_count, &st);
+}
+
 static int ljp_symtab_event(ljp_reader *r, cursor *c, uint8_t h,
                             uint64_t off) {
   ljp_symbol d;
@@ -232,29 +283,28 @@ int dec_ljp_record(ljp_reader *r, cursor *c) {
   /* ljp 1 and 2 trace samples end here; x1 samples carry both stacks
    * whatever the state. */
   if (h != LJP_VMST_TRACE || x1) {
-    if ((x1 || (h >= LJP_VMST_LFUNC && h <= LJP_VMST_CFUNC)) &&
-        (rc = lua_stack(r, c, &s->lua_count)))
+    int has_lua = x1 || (h >= LJP_VMST_LFUNC && h <= LJP_VMST_CFUNC);
+    const uint8_t *stk = c->p;
+    recmemo_ent *e =
+        r->memo ? recmemo_find(r->memo, stk, (size_t)(c->end - stk), has_lua)
+                : NULL;
+    if (e && memo_valid(r, e)) {
+      /* These bytes were decoded before, against the same symbols. */
+      s->lua = e->frames;
+      s->lua_count = e->nlua;
+      s->host = e->frames + e->nlua;
+      s->host_count = e->nhost;
+      c->p = stk + e->len;
+    } else if ((rc = decode_stacks(r, c, s, has_lua))) {
       return rc;
-    if ((rc = host_stack(r, c, &s->host_count)))
-      return rc;
-    /* The whole record is in: resolve, then keep these stacks as the
-     * previous ones (the event points at them until the next call). */
-    s->lua = r->lua;
-    s->host = r->host;
-    if (s->lua_count) {
-      resolve_stack(r, r->lua, s->lua_count, r->plua, r->plua_n, r->plua_epoch);
-      swap_frames(&r->lua, &r->lua_cap, &r->plua, &r->plua_cap);
-      r->plua_n = s->lua_count;
-      r->plua_epoch = r->syms_epoch;
-    }
-    if (s->host_count) {
-      resolve_stack(r, r->host, s->host_count, r->phost, r->phost_n,
-                    r->phost_epoch);
-      swap_frames(&r->host, &r->host_cap, &r->phost, &r->phost_cap);
-      r->phost_n = s->host_count;
-      r->phost_epoch = r->syms_epoch;
+    } else {
+      if (!r->memo)
+        r->memo = recmemo_new(); /* none: every record is decoded */
+      if (r->memo)
+        memo_store(r, stk, (size_t)(c->p - stk), has_lua, s);
     }
   }
+
   if (x1) {
     /* The record is complete: only now may the stream clock move.  A clock
      * that would pass 2^64-1 ns (584 years) stays there rather than wrap. */

@@ -215,6 +215,46 @@ static inline int cur_uleb(cursor *c, uint64_t *out) {
   return CUR_BAD;
 }
 
+/* ---- memo of resolved sample stacks (recmemo.c) ---- */
+
+/* What an entry's resolution depended on: the C symbols (cgen) and the
+ * prototype table (lua, bumped by every definition that changes what an
+ * address resolves to).  When only the latter moved, the entry is checked
+ * against its own addresses (deps: address, symbol it resolved to) and
+ * kept if none of them changed. */
+typedef struct recmemo_stamp {
+  uint64_t cgen, lua;
+} recmemo_stamp;
+
+typedef struct recmemo_dep {
+  uint64_t addr;
+  const ljp_symbol *sym;
+} recmemo_dep;
+
+typedef struct recmemo_ent {
+  ljp_frame *frames;       /* Lua frames, then host frames; NULL = free */
+  recmemo_dep *deps;       /* distinct Lua frame addresses: ndeps of
+                              them, ndeps SIZE_MAX when too many to keep */
+  const uint8_t *raw;      /* the stack bytes, after frames and deps */
+  size_t len, nlua, nhost, ndeps, cost;
+  uint64_t key;
+  recmemo_stamp stamp;
+  uint32_t next;           /* bucket chain */
+  int has_lua;             /* the record carries a Lua stack */
+} recmemo_ent;
+
+typedef struct recmemo recmemo;
+recmemo *recmemo_new(void);
+void recmemo_free(recmemo *m);
+/* The entry whose stack bytes begin p (avail bytes readable), or NULL. */
+recmemo_ent *recmemo_find(const recmemo *m, const uint8_t *p, size_t avail,
+                          int has_lua);
+/* Remembers the len stack bytes at p and their resolved frames (or
+ * refreshes the entry of the same bytes); may decline. */
+void recmemo_store(recmemo *m, const uint8_t *p, size_t len, int has_lua,
+                   const ljp_frame *lua, size_t nlua, const ljp_frame *host,
+                   size_t nhost, const recmemo_stamp *st);
+
 /* ---- the reader ---- */
 
 enum reader_state {
@@ -263,6 +303,12 @@ struct ljp_reader {
   const ljp_symbol **hc_sym;
   uint64_t hc_gen, syms_gen;
   uint64_t *hc_stamp;
+
+  /* Resolved stacks by their bytes; lua_epoch counts the prototype
+   * definitions that changed what an address resolves to (C symbols bump
+   * syms_gen). */
+  recmemo *memo;
+  uint64_t lua_epoch;
 
   uint64_t need_off;       /* where the last record ran out of bytes */
   const char *need_what;   /* ... and which field it was reading */

@@ -45,6 +45,7 @@ LJP_API void ljp_reader_free(ljp_reader *r) {
   free(r->hc_addr);
   free(r->hc_sym);
   free(r->hc_stamp);
+  recmemo_free(r->memo);
   free(r);
 }
 
@@ -219,6 +220,9 @@ int reader_define(ljp_reader *r, ljp_symbol *def, int initial, uint8_t header,
   const ljp_symbol *prev = def->kind == LJP_SYM_TRACE
                                ? symtab_trace(&r->syms, def->traceno)
                                : NULL;
+  const ljp_symbol *lprev = def->kind == LJP_SYM_LFUNC
+                                ? symtab_proto(&r->syms, def->addr)
+                                : NULL;
   const ljp_symbol *s = symtab_define(&r->syms, def, &dup, &redefined, &err);
   if (!s) {
     if (err == LJP_E_LIMIT)
@@ -232,6 +236,10 @@ int reader_define(ljp_reader *r, ljp_symbol *def, int initial, uint8_t header,
     if (def->kind == LJP_SYM_CFUNC)
       r->syms_gen++;
   }
+  /* Memoised stacks depend on a prototype only through what its address
+   * resolves to. */
+  if (def->kind == LJP_SYM_LFUNC && symtab_proto(&r->syms, def->addr) != lprev)
+    r->lua_epoch++;
   if (initial)
     r->cnt.symbols_initial[def->kind]++;
   else

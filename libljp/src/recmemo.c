@@ -1,0 +1,266 @@
+/*
+ * recmemo.c — resolved stacks of sample records already seen, keyed by the
+ * records' raw bytes.
+ *
+ * A real capture is mostly repetition: tens of thousands of samples over a
+ * few hundred distinct stacks.  Decoding a 400-frame stack again (a ULEB128
+ * pair and a symbol lookup per frame) costs far more than recognising its
+ * bytes, so the reader first asks this memo whether the bytes at the cursor
+ * begin with the stack bytes of a record it resolved before.
+ *
+ * Recognising needs no delimiting scan.  The stack grammar is prefix-free
+ * (the parser is deterministic and stops by itself), so when the input
+ * begins with the bytes of an earlier successful record, it holds exactly
+ * that record again.  The lookup hashes the input in 32-byte blocks with
+ * four independent lanes and, at every block boundary, probes a table for
+ * entries whose last whole block ends there; a candidate is accepted only
+ * after a memcmp of all its bytes.  Every read stays inside the bytes the
+ * caller says are available, so a record cut by the end of the input is
+ * never matched and falls through to the decoder and its messages.
+ *
+ * Memory is bounded: a fixed number of entries and a byte budget, evicted
+ * first in, first out.  A record is stored only the second time its bytes
+ * are seen, so streams without repetition pay no copies.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define BLK 32            /* bytes per hashed block and between probes */
+#define MIN_LEN 64        /* shorter records decode as fast as they hash */
+#define MAX_CHAIN 8       /* entries sharing one boundary key */
+#define NENT 4096         /* entries */
+#define BUCKET_BITS 13    /* 8192 buckets: most probes find an empty one */
+#define SEEN_SLOTS 4096   /* first sightings (hashes only) */
+#define NONE UINT32_MAX
+#define BUDGET (32u << 20) /* bytes of raw copies and frames */
+#define MAX_DEPS 64       /* distinct prototype addresses kept per entry */
+
+struct recmemo {
+  recmemo_ent ent[NENT];
+  uint32_t bucket[1u << BUCKET_BITS];
+  uint64_t seen[SEEN_SLOTS];
+  size_t bytes;           /* held by entries */
+  size_t max_len;         /* longest entry: how far a lookup may hash */
+  unsigned hand;          /* next entry to evict (first in, first out) */
+  unsigned count;
+};
+
+typedef struct lanes {
+  uint64_t a, b, c, d;
+} lanes;
+
+static inline uint64_t rd64(const uint8_t *p) {
+  uint64_t w;
+  memcpy(&w, p, 8);
+  return w;
+}
+
+static inline uint64_t rotl(uint64_t x, unsigned k) {
+  return (x << k) | (x >> (64 - k));
+}
+
+/* One lane step: multiply, then fold the high bits down, so every input
+ * bit reaches the low bits the bucket index is not taken from. */
+static inline uint64_t mixw(uint64_t h, uint64_t w) {
+  h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
+  return h ^ (h >> 29);
+}
+
+static inline void lanes_init(lanes *l, int has_lua) {
+  l->a = 0x243f6a8885a308d3ULL ^ (uint64_t)has_lua;
+  l->b = 0x13198a2e03707344ULL;
+  l->c = 0xa4093822299f31d0ULL;
+  l->d = 0x082efa98ec4e6c89ULL;
+}
+
+static inline void absorb(lanes *l, const uint8_t *p) {
+  l->a = mixw(l->a, rd64(p));
+  l->b = mixw(l->b, rd64(p + 8));
+  l->c = mixw(l->c, rd64(p + 16));
+  l->d = mixw(l->d, rd64(p + 24));
+}
+
+/* The key of the bytes hashed so far, off of them. */
+static inline uint64_t lanes_key(const lanes *l, size_t off) {
+  uint64_t k = l->a ^ rotl(l->b, 17) ^ rotl(l->c, 31) ^ rotl(l->d, 47) ^
+               ((uint64_t)off * 0xc2b2ae3d27d4eb4fULL);
+  return ljp_hash64(k);
+}
+
+static inline uint32_t *bucket_of(recmemo *m, uint64_t key) {
+  return &m->bucket[key >> (64 - BUCKET_BITS)];
+}
+
+recmemo *recmemo_new(void) {
+  recmemo *m = calloc(1, sizeof(*m));
+  if (!m)
+    return NULL;
+  for (size_t i = 0; i < (1u << BUCKET_BITS); i++)
+    m->bucket[i] = NONE;
+  return m;
+}
+
+void recmemo_free(recmemo *m) {
+  if (!m)
+    return;
+  for (size_t i = 0; i < NENT; i++)
+    free(m->ent[i].frames);
+  free(m);
+}
+
+recmemo_ent *recmemo_find(const recmemo *m, const uint8_t *p, size_t avail,
+                          int has_lua) {
+  if (!m->count)
+    return NULL;
+  size_t limit = avail < m->max_len ? avail : m->max_len;
+  if (limit < MIN_LEN)
+    return NULL;
+  lanes l;
+  lanes_init(&l, has_lua);
+  size_t off = 0;
+  for (; off < MIN_LEN; off += BLK)
+    absorb(&l, p + off);
+  for (;;) {
+    uint64_t k = lanes_key(&l, off);
+    for (uint32_t i = m->bucket[k >> (64 - BUCKET_BITS)]; i != NONE;
+         i = m->ent[i].next) {
+      const recmemo_ent *e = &m->ent[i];
+      if (e->key == k && e->has_lua == has_lua && e->len <= avail &&
+          memcmp(e->raw, p, e->len) == 0)
+        return (recmemo_ent *)e;
+    }
+    if (off + BLK > limit)
+      return NULL;
+    absorb(&l, p + off);
+    off += BLK;
+  }
+}
+
+/* The key an entry of len bytes is filed under: its last whole block. */
+static uint64_t entry_key(const uint8_t *p, size_t len, int has_lua) {
+  lanes l;
+  lanes_init(&l, has_lua);
+  size_t off = 0;
+  for (; off + BLK <= len; off += BLK)
+    absorb(&l, p + off);
+  return lanes_key(&l, off);
+}
+
+static void unlink_entry(recmemo *m, uint32_t idx) {
+  recmemo_ent *e = &m->ent[idx];
+  uint32_t *link = bucket_of(m, e->key);
+  while (*link != idx)
+    link = &m->ent[*link].next;
+  *link = e->next;
+  m->bytes -= e->cost;
+  free(e->frames);
+  e->frames = NULL;
+  e->raw = NULL;
+  e->cost = 0;
+  m->count--;
+}
+
+/* The distinct prototype addresses of the Lua frames and what they
+ * resolved to, into deps (at most MAX_DEPS); SIZE_MAX when there are more.
+ * Stacks repeat their frames, so the previous address is checked first. */
+static size_t collect_deps(const ljp_frame *lua, size_t nlua,
+                           recmemo_dep *deps) {
+  size_t n = 0;
+  for (size_t i = 0; i < nlua; i++) {
+    if (lua[i].kind != LJP_FRAME_LUA)
+      continue;
+    if (n && deps[n - 1].addr == lua[i].value)
+      continue;
+    size_t j = 0;
+    while (j < n && deps[j].addr != lua[i].value)
+      j++;
+    if (j < n)
+      continue;
+    if (n == MAX_DEPS)
+      return SIZE_MAX;
+    deps[n].addr = lua[i].value;
+    deps[n].sym = lua[i].sym;
+    n++;
+  }
+  return n;
+}
+
+static void put_frames(recmemo_ent *e, const ljp_frame *lua, size_t nlua,
+                       const ljp_frame *host, size_t nhost,
+                       const recmemo_stamp *st) {
+  if (nlua)
+    memcpy(e->frames, lua, nlua * sizeof(*lua));
+  if (nhost)
+    memcpy(e->frames + nlua, host, nhost * sizeof(*host));
+  e->nlua = nlua;
+  e->nhost = nhost;
+  e->ndeps = collect_deps(lua, nlua, e->deps);
+  e->stamp = *st;
+}
+
+void recmemo_store(recmemo *m, const uint8_t *p, size_t len, int has_lua,
+                   const ljp_frame *lua, size_t nlua, const ljp_frame *host,
+                   size_t nhost, const recmemo_stamp *st) {
+  if (len < MIN_LEN)
+    return;
+  uint64_t k = entry_key(p, len, has_lua);
+  unsigned chain = 0;
+  for (uint32_t i = *bucket_of(m, k); i != NONE; i = m->ent[i].next) {
+    recmemo_ent *e = &m->ent[i];
+    if (e->key == k && e->has_lua == has_lua && e->len == len &&
+        memcmp(e->raw, p, len) == 0) {
+      /* Seen before, resolved against an older table: refresh it.  The
+       * same bytes hold the same number of frames. */
+      if (e->nlua == nlua && e->nhost == nhost)
+        put_frames(e, lua, nlua, host, nhost, st);
+      return;
+    }
+    chain++;
+  }
+  if (chain >= MAX_CHAIN)
+    return;
+  /* Only records that repeat are worth a copy. */
+  uint64_t fh = ljp_hash64(k ^ ljp_hash_bytes(p + (len & ~(size_t)(BLK - 1)),
+                                              len & (BLK - 1)) ^
+                           len);
+  uint64_t *seen = &m->seen[fh & (SEEN_SLOTS - 1)];
+  if (*seen != fh) {
+    *seen = fh;
+    return;
+  }
+  size_t nfr = nlua + nhost;
+  size_t cost = nfr * sizeof(ljp_frame) + MAX_DEPS * sizeof(recmemo_dep) + len;
+  if (cost > BUDGET / 16)
+    return;
+  while (m->bytes + cost > BUDGET || m->ent[m->hand].frames) {
+    if (m->ent[m->hand].frames)
+      unlink_entry(m, m->hand);
+    else
+      m->hand = (m->hand + 1) % NENT;
+  }
+  recmemo_ent *e = &m->ent[m->hand];
+  uint32_t idx = m->hand;
+  m->hand = (m->hand + 1) % NENT;
+  /* Frames and deps first: they need the alignment malloc gives. */
+  e->frames = malloc(cost);
+  if (!e->frames)
+    return; /* not memoised, nothing else lost */
+  e->deps = (recmemo_dep *)(void *)(e->frames + nfr);
+  uint8_t *raw = (uint8_t *)(e->deps + MAX_DEPS);
+  memcpy(raw, p, len);
+  e->raw = raw;
+  e->len = len;
+  e->key = k;
+  e->has_lua = has_lua;
+  e->cost = cost;
+  put_frames(e, lua, nlua, host, nhost, st);
+  uint32_t *b = bucket_of(m, k);
+  e->next = *b;
+  *b = idx;
+  m->bytes += cost;
+  m->count++;
+  if (len > m->max_len)
+    m->max_len = len;
+}
