@@ -172,3 +172,23 @@ void check_consistent(const cap_decoded *d,
   ck_assert_uint_eq(c->unpaired, 0);
   ck_assert_uint_eq(c->ticks, c->samples + c->dropped);
 }
+
+int cap_run_suite(const char *suite, const cap_test *tests, size_t n,
+                  int argc, char **argv)
+{
+  Suite *s = suite_create(suite);
+  SRunner *sr;
+  size_t i;
+  int failed;
+  for (i = 0; i < n; i++) {
+    TCase *tc = tcase_create(tests[i].name);
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, tests[i].test);
+    suite_add_tcase(s, tc);
+  }
+  sr = srunner_create(s);
+  srunner_run(sr, NULL, argc > 1 ? argv[1] : NULL, CK_NORMAL);
+  failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

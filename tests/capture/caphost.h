@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <check.h>
 #include <lua.h>
 
 #include "capdecode.h"
@@ -46,5 +47,14 @@ void decode_out(cap_decoded *d);
 /* Report and stream agree, and every tick is accounted for. */
 void check_consistent(const cap_decoded *d,
                       const struct ljp_capture_counters *c);
+
+/* One check case per test, so a single one can be run by name
+ * (program NAME); returns the exit status. */
+typedef struct cap_test {
+  const char *name;
+  const TTest *test;
+} cap_test;
+int cap_run_suite(const char *suite, const cap_test *tests, size_t n,
+                  int argc, char **argv);
 
 #endif

@@ -696,52 +696,32 @@ START_TEST(custom_backtracer_is_used)
 }
 END_TEST
 
-static Suite *capture_suite(void)
-{
-  /* One case per test, so a single one can be run: test_capture NAME. */
-  const struct {
-    const char *name;
-    const TTest *test;
-  } tests[] = {
-    {"flavor_matches_headers", flavor_matches_headers},
-    {"round_trip_counts_equal_report", round_trip_counts_equal_report},
-    {"lua_frames_named_with_first_line", lua_frames_named_with_first_line},
-    {"host_stacks_reach_lua_pcall_and_main", host_stacks_reach_lua_pcall_and_main},
-    {"sandwich_lua_c_lua", sandwich_lua_c_lua},
-    {"table_sort_is_a_fast_function", table_sort_is_a_fast_function},
-    {"trace_samples_name_the_loop", trace_samples_name_the_loop},
-    {"coroutine_samples_show_the_coroutine", coroutine_samples_show_the_coroutine},
-    {"default_mode_writes_nothing", default_mode_writes_nothing},
-    {"leaf_mode_keeps_top_frames", leaf_mode_keeps_top_frames},
-    {"lifecycle_and_error_codes", lifecycle_and_error_codes},
-    {"other_vm_is_refused", other_vm_is_refused},
-    {"sigprof_disposition_restored", sigprof_disposition_restored},
-    {"writer_failure_keeps_earlier_samples", writer_failure_keeps_earlier_samples},
-    {"lua_close_while_running_completes_stream", lua_close_while_running_completes_stream},
-    {"hundred_start_stop_cycles", hundred_start_stop_cycles},
-    {"multithreaded_host", multithreaded_host},
-    {"host_only_time_is_not_attached_to_lua", host_only_time_is_not_attached_to_lua},
-    {"custom_backtracer_is_used", custom_backtracer_is_used},
-    {"signal_safety_soak", signal_safety_soak},
-    {"malloc_storm_with_trace_churn", malloc_storm_with_trace_churn},
-  };
-  Suite *s = suite_create("capture");
-  size_t i;
-  for (i = 0; i < sizeof tests / sizeof tests[0]; i++) {
-    TCase *tc = tcase_create(tests[i].name);
-    tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, tests[i].test);
-    suite_add_tcase(s, tc);
-  }
-  return s;
-}
-
 int main(int argc, char **argv)
 {
-  SRunner *sr = srunner_create(capture_suite());
-  int failed;
-  srunner_run(sr, NULL, argc > 1 ? argv[1] : NULL, CK_NORMAL);
-  failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  /* One case per test, so a single one can be run: program NAME. */
+  const cap_test tests[] = {
+      {"flavor_matches_headers", flavor_matches_headers},
+      {"round_trip_counts_equal_report", round_trip_counts_equal_report},
+      {"lua_frames_named_with_first_line", lua_frames_named_with_first_line},
+      {"host_stacks_reach_lua_pcall_and_main", host_stacks_reach_lua_pcall_and_main},
+      {"sandwich_lua_c_lua", sandwich_lua_c_lua},
+      {"table_sort_is_a_fast_function", table_sort_is_a_fast_function},
+      {"trace_samples_name_the_loop", trace_samples_name_the_loop},
+      {"coroutine_samples_show_the_coroutine", coroutine_samples_show_the_coroutine},
+      {"default_mode_writes_nothing", default_mode_writes_nothing},
+      {"leaf_mode_keeps_top_frames", leaf_mode_keeps_top_frames},
+      {"lifecycle_and_error_codes", lifecycle_and_error_codes},
+      {"other_vm_is_refused", other_vm_is_refused},
+      {"sigprof_disposition_restored", sigprof_disposition_restored},
+      {"writer_failure_keeps_earlier_samples", writer_failure_keeps_earlier_samples},
+      {"lua_close_while_running_completes_stream", lua_close_while_running_completes_stream},
+      {"hundred_start_stop_cycles", hundred_start_stop_cycles},
+      {"multithreaded_host", multithreaded_host},
+      {"host_only_time_is_not_attached_to_lua", host_only_time_is_not_attached_to_lua},
+      {"custom_backtracer_is_used", custom_backtracer_is_used},
+      {"signal_safety_soak", signal_safety_soak},
+      {"malloc_storm_with_trace_churn", malloc_storm_with_trace_churn},
+  };
+  return cap_run_suite("capture", tests, sizeof tests / sizeof tests[0],
+                       argc, argv);
 }

@@ -274,36 +274,17 @@ START_TEST(format_2_is_tarantool_compatible)
 }
 END_TEST
 
-static Suite *truth_suite(void)
-{
-  const struct {
-    const char *name;
-    const TTest *test;
-  } tests[] = {
-    {"vm_layout_is_proven", vm_layout_is_proven},
-    {"c_time_is_charged_to_the_c_function", c_time_is_charged_to_the_c_function},
-    {"trace_samples_carry_their_callers", trace_samples_carry_their_callers},
-    {"builtins_are_named_frames", builtins_are_named_frames},
-    {"host_stacks_reach_the_root", host_stacks_reach_the_root},
-    {"format_2_is_tarantool_compatible", format_2_is_tarantool_compatible},
-  };
-  Suite *s = suite_create("truth");
-  size_t i;
-  for (i = 0; i < sizeof tests / sizeof tests[0]; i++) {
-    TCase *tc = tcase_create(tests[i].name);
-    tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, tests[i].test);
-    suite_add_tcase(s, tc);
-  }
-  return s;
-}
-
 int main(int argc, char **argv)
 {
-  SRunner *sr = srunner_create(truth_suite());
-  int failed;
-  srunner_run(sr, NULL, argc > 1 ? argv[1] : NULL, CK_NORMAL);
-  failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  /* One case per test, so a single one can be run: program NAME. */
+  const cap_test tests[] = {
+      {"vm_layout_is_proven", vm_layout_is_proven},
+      {"c_time_is_charged_to_the_c_function", c_time_is_charged_to_the_c_function},
+      {"trace_samples_carry_their_callers", trace_samples_carry_their_callers},
+      {"builtins_are_named_frames", builtins_are_named_frames},
+      {"host_stacks_reach_the_root", host_stacks_reach_the_root},
+      {"format_2_is_tarantool_compatible", format_2_is_tarantool_compatible},
+  };
+  return cap_run_suite("truth", tests, sizeof tests / sizeof tests[0],
+                       argc, argv);
 }
