@@ -9,6 +9,7 @@
 #include "fold_export.h"
 
 #include "cli.h"
+#include "fold_track.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -53,6 +54,17 @@ static const char *const mem_type[M_N] = {"alloc_objects", "alloc_space",
                                           "inuse_objects", "inuse_space"};
 static const char *const mem_unit[M_N] = {"count", "bytes", "count", "bytes"};
 
+/* One coroutine's samples (speedscope): its tree, and the leaf of each
+ * sample in stream order. */
+typedef struct coro_prof {
+  ljp_tree *t;
+  ljp_folder *f;
+  fold_track track;
+  uint32_t *leaves;
+  size_t nleaves, capleaves;
+  uint64_t first, last;      /* sample times (x1), first = UINT64_MAX: none */
+} coro_prof;
+
 typedef struct exp_state {
   const fold_export *x;
   ljp_fold_options fo;
@@ -61,9 +73,7 @@ typedef struct exp_state {
    * (speedscope; index 0 holds samples without one). */
   ljp_tree *all;
   ljp_folder *all_f;
-  ljp_tree **coro;
-  ljp_folder **coro_f;
-  uint64_t *coro_first, *coro_last;
+  coro_prof *coro;
   size_t ncoro;
   int timed;                 /* some sample carried a time */
   /* memprof: one tree per value type. */
@@ -78,8 +88,8 @@ static void free_folders(exp_state *s) {
   ljp_folder_free(s->all_f);
   s->all_f = NULL;
   for (size_t i = 0; i < s->ncoro; i++) {
-    ljp_folder_free(s->coro_f[i]);
-    s->coro_f[i] = NULL;
+    ljp_folder_free(s->coro[i].f);
+    s->coro[i].f = NULL;
   }
   for (int k = 0; k < M_N; k++) {
     ljp_folder_free(s->mem_f[k]);
@@ -97,27 +107,35 @@ static ljp_folder *folder_for(ljp_tree *t, ljp_folder **f,
 static int grow_coro(exp_state *s, size_t n) {
   if (n <= s->ncoro)
     return 0;
-  ljp_tree **t = realloc(s->coro, n * sizeof(*t));
-  if (t)
-    s->coro = t;
-  ljp_folder **f = realloc(s->coro_f, n * sizeof(*f));
-  if (f)
-    s->coro_f = f;
-  uint64_t *a = realloc(s->coro_first, n * sizeof(*a));
-  if (a)
-    s->coro_first = a;
-  uint64_t *b = realloc(s->coro_last, n * sizeof(*b));
-  if (b)
-    s->coro_last = b;
-  if (!t || !f || !a || !b)
+  coro_prof *c = realloc(s->coro, n * sizeof(*c));
+  if (!c)
     return -1;
+  s->coro = c;
   for (size_t i = s->ncoro; i < n; i++) {
-    s->coro[i] = NULL;
-    s->coro_f[i] = NULL;
-    s->coro_first[i] = UINT64_MAX;
-    s->coro_last[i] = 0;
+    memset(&c[i], 0, sizeof(c[i]));
+    fold_track_init(&c[i].track);
+    c[i].first = UINT64_MAX;
   }
   s->ncoro = n;
+  return 0;
+}
+
+/* Records where the sample just folded into c's tree landed. */
+static int track_sample(coro_prof *c) {
+  uint32_t leaf = fold_track_leaf(&c->track, c->t);
+  if (leaf == UINT32_MAX)
+    return -1;
+  if (leaf == 0)
+    return 0; /* the folder added nothing */
+  if (c->nleaves == c->capleaves) {
+    size_t cap = c->capleaves ? c->capleaves * 2 : 256;
+    uint32_t *nl = realloc(c->leaves, cap * sizeof(*nl));
+    if (!nl)
+      return -1;
+    c->leaves = nl;
+    c->capleaves = cap;
+  }
+  c->leaves[c->nleaves++] = leaf;
   return 0;
 }
 
@@ -136,18 +154,20 @@ static int add_sample(exp_state *s, const ljp_reader *r, const ljp_event *ev) {
   const ljp_sample *sm = &ev->u.sample;
   if (sm->coro >= SIZE_MAX - 1 || grow_coro(s, (size_t)sm->coro + 1))
     return -1;
-  size_t c = (size_t)sm->coro;
-  if (!s->coro[c] && !(s->coro[c] = ljp_tree_new()))
+  coro_prof *c = &s->coro[sm->coro];
+  if (!c->t && !(c->t = ljp_tree_new()))
     return -1;
   if (sm->has_time) {
     s->timed = 1;
-    if (sm->time_ns < s->coro_first[c])
-      s->coro_first[c] = sm->time_ns;
-    if (sm->time_ns > s->coro_last[c])
-      s->coro_last[c] = sm->time_ns;
+    if (sm->time_ns < c->first)
+      c->first = sm->time_ns;
+    if (sm->time_ns > c->last)
+      c->last = sm->time_ns;
   }
-  ljp_folder *f = folder_for(s->coro[c], &s->coro_f[c], &s->fo);
-  return f && ljp_folder_add(f, r, ev) == LJP_OK ? 0 : -1;
+  ljp_folder *f = folder_for(c->t, &c->f, &s->fo);
+  if (!f || ljp_folder_add(f, r, ev) != LJP_OK)
+    return -1;
+  return track_sample(c);
 }
 
 static int add_mem(exp_state *s, const ljp_reader *r, const ljp_event *ev) {
@@ -236,7 +256,7 @@ static ljp_status export_speedscope(exp_state *s, FILE *out,
     for (int k = 0; k < M_N; k++)
       p[n++] = (ljp_speedscope_profile){
           mem_type[k], s->mem[k],
-          mem_unit[k][0] == 'b' ? "bytes" : "none", 1, 0, 0};
+          mem_unit[k][0] == 'b' ? "bytes" : "none", 1, 0, 0, NULL, NULL, 0};
     return ljp_speedscope_write(name, p, n, write_file, out);
   }
   ps = calloc(s->ncoro ? s->ncoro : 1, sizeof(*ps));
@@ -249,7 +269,8 @@ static ljp_status export_speedscope(exp_state *s, FILE *out,
   /* Coroutine 1 (the main one) first: the viewer opens the first. */
   for (size_t pass = 0; pass < 2; pass++)
     for (size_t c = 0; c < s->ncoro; c++) {
-      if (!s->coro[c] || (pass == 0) != (c == 1))
+      const coro_prof *cp = &s->coro[c];
+      if (!cp->t || (pass == 0) != (c == 1))
         continue;
       ljp_speedscope_profile *q = &ps[n];
       if (c == 0)
@@ -258,17 +279,18 @@ static ljp_status export_speedscope(exp_state *s, FILE *out,
       else
         snprintf(names[n], sizeof(names[n]), "coroutine %zu", c);
       q->name = names[n];
-      q->tree = s->coro[c];
+      q->tree = cp->t;
+      q->nodes = cp->leaves;
+      q->nsamples = cp->nleaves;
       q->unit = s->interval_ns ? "nanoseconds" : "none";
       q->scale = s->interval_ns && s->interval_ns <= INT64_MAX
                      ? (int64_t)s->interval_ns : 1;
-      /* Times place the coroutine's profile on the capture's clock; the
-       * weights are its samples, so end - start may exceed the total. */
-      if (s->interval_ns && s->coro_first[c] != UINT64_MAX &&
-          s->coro_last[c] < INT64_MAX - s->interval_ns) {
-        q->start = (int64_t)s->coro_first[c];
-        q->end = (int64_t)(s->coro_last[c] + s->interval_ns);
-      }
+      /* The samples, in the order they were taken, each one interval
+       * long; the first sample's time (x1) puts the profile on the
+       * capture's clock. */
+      if (s->interval_ns && cp->first != UINT64_MAX &&
+          cp->first <= INT64_MAX)
+        q->start = (int64_t)cp->first;
       n++;
     }
   st = n ? ljp_speedscope_write(name, ps, n, write_file, out) : LJP_E_ARG;
@@ -290,9 +312,9 @@ static int ensure_trees(exp_state *s) {
   if (grow_coro(s, 1))
     return -1;
   for (size_t c = 0; c < s->ncoro; c++)
-    if (s->coro[c])
+    if (s->coro[c].t)
       return 0;
-  return (s->coro[0] = ljp_tree_new()) ? 0 : -1;
+  return (s->coro[0].t = ljp_tree_new()) ? 0 : -1;
 }
 
 static int read_inputs(exp_state *s, char **files, int n) {
@@ -367,12 +389,12 @@ int fold_export_run(const fold_export *x, const ljp_fold_options *fo,
   }
   free_folders(&s);
   ljp_tree_free(s.all);
-  for (size_t c = 0; c < s.ncoro; c++)
-    ljp_tree_free(s.coro[c]);
+  for (size_t c = 0; c < s.ncoro; c++) {
+    ljp_tree_free(s.coro[c].t);
+    fold_track_free(&s.coro[c].track);
+    free(s.coro[c].leaves);
+  }
   free(s.coro);
-  free(s.coro_f);
-  free(s.coro_first);
-  free(s.coro_last);
   for (int k = 0; k < M_N; k++)
     ljp_tree_free(s.mem[k]);
   return rc;

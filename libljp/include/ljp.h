@@ -818,17 +818,23 @@ typedef struct ljp_pprof_options {
 ljp_status ljp_pprof_write(const ljp_pprof_options *o, ljp_sink_fn sink,
                            void *ctx);
 
-/* One profile of a speedscope file: a "sampled" profile whose samples are
- * the tree's stacks with non-zero self weight, each weighted by it times
- * scale (0 means 1).  start/end are the profile's startValue/endValue in
- * unit; end == 0 means start + the total weight. */
+/* One profile of a speedscope file, "sampled".  Without nodes, its samples
+ * are the tree's stacks with non-zero self weight, each weighted by it
+ * times scale (0 means 1).  With nodes, they are the stacks ending at
+ * nodes[0..nsamples) of the tree in that order (the order samples were
+ * taken: speedscope's time-order view), each weighted weights[i] * scale,
+ * or scale when weights is NULL.  start/end are the profile's
+ * startValue/endValue in unit; end == 0 means start + the total weight. */
 typedef struct ljp_speedscope_profile {
-  const char *name;        /* "coroutine 1", "memprof bytes" */
+  const char *name;        /* "coroutine 1", "alloc_space" */
   const ljp_tree *tree;
   const char *unit;        /* a speedscope unit: "none", "nanoseconds",
                               "bytes", ... */
   int64_t scale;
   int64_t start, end;
+  const uint32_t *nodes;   /* NULL: the tree's stacks */
+  const int64_t *weights;
+  size_t nsamples;
 } ljp_speedscope_profile;
 
 /* Writes a speedscope JSON file (https://www.speedscope.app/file-format-

@@ -134,14 +134,31 @@ static void write_frames(ss_build *b, ljp_xout *o) {
   lit(o, "]}");
 }
 
+/* Sample i of p: its leaf node and weight (before scale); 0 when it has
+ * none (a tree node without self weight is no sample). */
+static uint32_t sample_at(const ljp_speedscope_profile *p, size_t i,
+                          int64_t *w) {
+  if (p->nodes) {
+    *w = p->weights ? p->weights[i] : 1;
+    return p->nodes[i];
+  }
+  *w = ljp_tree_node_self(p->tree, (uint32_t)i);
+  return *w ? (uint32_t)i : 0;
+}
+
+static size_t sample_count(const ljp_speedscope_profile *p) {
+  return p->nodes ? p->nsamples : ljp_tree_node_count(p->tree);
+}
+
 static ljp_status write_profile(ss_build *b, ljp_xout *o,
                                 const ljp_speedscope_profile *p,
                                 const uint32_t *fmap) {
   const ljp_tree *t = p->tree;
-  int64_t scale = p->scale ? p->scale : 1, total = 0;
-  uint32_t nodes = ljp_tree_node_count(t);
-  for (uint32_t node = 1; node < nodes; node++)
-    total += ljp_tree_node_self(t, node) * scale;
+  int64_t scale = p->scale ? p->scale : 1, total = 0, w;
+  size_t count = sample_count(p);
+  for (size_t i = 0; i < count; i++)
+    if (sample_at(p, i, &w))
+      total += w * scale;
   lit(o, "{\"type\":\"sampled\",\"name\":");
   json_cstring(o, p->name ? p->name : "");
   lit(o, ",\"unit\":");
@@ -152,8 +169,9 @@ static ljp_status write_profile(ss_build *b, ljp_xout *o,
   json_int(o, p->end ? p->end : p->start + total);
   lit(o, ",\"samples\":[");
   int first = 1;
-  for (uint32_t node = 1; node < nodes; node++) {
-    if (ljp_tree_node_self(t, node) == 0)
+  for (size_t i = 0; i < count; i++) {
+    uint32_t node = sample_at(p, i, &w);
+    if (!node)
       continue;
     size_t n = ljp_export_path(t, node, &b->path, &b->pathcap);
     if (n == SIZE_MAX)
@@ -169,14 +187,13 @@ static ljp_status write_profile(ss_build *b, ljp_xout *o,
   }
   lit(o, "],\"weights\":[");
   first = 1;
-  for (uint32_t node = 1; node < nodes; node++) {
-    int64_t self = ljp_tree_node_self(t, node);
-    if (self == 0)
+  for (size_t i = 0; i < count; i++) {
+    if (!sample_at(p, i, &w))
       continue;
     if (!first)
       lit(o, ",");
     first = 0;
-    json_int(o, self * scale);
+    json_int(o, w * scale);
   }
   lit(o, "]}");
   return LJP_OK;
@@ -188,9 +205,13 @@ LJP_API ljp_status ljp_speedscope_write(const char *name,
                                         void *ctx) {
   if (!sink || n == 0 || !p)
     return LJP_E_ARG;
-  for (size_t i = 0; i < n; i++)
-    if (!p[i].tree)
+  for (size_t i = 0; i < n; i++) {
+    if (!p[i].tree || (p[i].nsamples && !p[i].nodes))
       return LJP_E_ARG;
+    for (size_t k = 0; p[i].nodes && k < p[i].nsamples; k++)
+      if (p[i].nodes[k] >= ljp_tree_node_count(p[i].tree))
+        return LJP_E_ARG;
+  }
   ss_build b;
   memset(&b, 0, sizeof(b));
   ljp_xtab_init(&b.frames);
