@@ -348,10 +348,27 @@ static ljp_status add_sample_memo(ljp_folder *f, const ljp_reader *r,
   return st;
 }
 
-/* memprof sites: chunk; function; line — or the single reference name. */
+/* memprof sites: chunk; function; line — or the single reference name.
+ * A trace site stands under its start function (chunk; function; trace),
+ * is folded into it (chunk; function; line of the trace's start) or, with
+ * LJP_TRACES_TRACE, stands alone as before. */
 static size_t mem_site(ljp_folder *f, const ljp_mem_event *m,
                        ljp_flavor flavor, uint32_t ids[3]) {
   const ljp_frame *loc = &m->loc;
+  const ljp_frame *trace = NULL;
+  ljp_frame tfn;
+  if (loc->kind == LJP_FRAME_TRACE && loc->proto &&
+      f->o.traces != LJP_TRACES_TRACE && f->o.style != LJP_NAME_REFERENCE) {
+    memset(&tfn, 0, sizeof(tfn));
+    tfn.kind = LJP_FRAME_LUA;
+    tfn.value = loc->proto->addr;
+    tfn.sym = loc->proto;
+    /* the allocation's own line is not recorded: the trace's start */
+    tfn.line = loc->sym ? loc->sym->line : loc->line;
+    if (f->o.traces == LJP_TRACES_UNDER)
+      trace = loc;
+    loc = &tfn;
+  }
   if (loc->kind == LJP_FRAME_LUA && loc->sym &&
       f->o.style != LJP_NAME_REFERENCE) {
     const ljp_symbol *p = loc->sym;
@@ -365,6 +382,10 @@ static size_t mem_site(ljp_folder *f, const ljp_mem_event *m,
     ljp_frame fn = *loc;
     fn.line = p->line; /* the function: chunk:linedefined */
     ids[1] = frame_id(f, &fn, flavor);
+    if (trace) {
+      ids[2] = frame_id(f, trace, flavor);
+      return ids[2] == UINT32_MAX ? 2 : 3;
+    }
     int n = snprintf(buf, sizeof(buf), "line %llu",
                      (unsigned long long)loc->line);
     ids[2] = ljp_tree_intern(f->t, buf, (size_t)n, LJP_CLASS_LUA);

@@ -366,24 +366,24 @@ static char *fold_mem(ljp_weight weight) {
 START_TEST(memprof_weights) {
   char *s = fold_mem(LJP_WEIGHT_BYTES);
   ck_assert_str_eq(s, "@m.lua;@m.lua:0;line 2 70\n"
+                      "@m.lua;@m.lua:7;TRACE [3] @m.lua:9 16\n"
                       "@m.lua;@m.lua:7;line 8 150\n"
                       "INTERNAL 8\n"
-                      "TRACE [3] @m.lua:9 16\n"
                       "my_cfunc 30\n");
   free(s);
   s = fold_mem(LJP_WEIGHT_EVENTS);
   ck_assert_str_eq(s, "@m.lua;@m.lua:0;line 2 1\n"
+                      "@m.lua;@m.lua:7;TRACE [3] @m.lua:9 1\n"
                       "@m.lua;@m.lua:7;line 8 2\n"
                       "INTERNAL 1\n"
-                      "TRACE [3] @m.lua:9 1\n"
                       "my_cfunc 1\n");
   free(s);
   /* live: line 8 allocated 150 and lost both blocks (100 freed, 50 moved);
    * the free of an unknown block charges nobody */
   s = fold_mem(LJP_WEIGHT_LIVE);
   ck_assert_str_eq(s, "@m.lua;@m.lua:0;line 2 70\n"
+                      "@m.lua;@m.lua:7;TRACE [3] @m.lua:9 16\n"
                       "INTERNAL 8\n"
-                      "TRACE [3] @m.lua:9 16\n"
                       "my_cfunc 30\n");
   free(s);
 }
