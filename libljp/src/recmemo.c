@@ -34,7 +34,8 @@
 #define BUCKET_BITS 13    /* 8192 buckets: most probes find an empty one */
 #define SEEN_SLOTS 4096   /* first sightings (hashes only) */
 #define NONE UINT32_MAX
-#define BUDGET (32u << 20) /* bytes of raw copies and frames */
+#define BUDGET (8u << 20) /* bytes of raw copies and frames */
+#define FULL_ADMIT 8      /* once full, one candidate in this many evicts */
 #define MAX_DEPS 64       /* distinct prototype addresses kept per entry */
 
 struct recmemo {
@@ -45,6 +46,7 @@ struct recmemo {
   size_t max_len;         /* longest entry: how far a lookup may hash */
   unsigned hand;          /* next entry to evict (first in, first out) */
   unsigned count;
+  unsigned declined;       /* candidates turned away while full */
 };
 
 typedef struct lanes {
@@ -164,23 +166,29 @@ static void unlink_entry(recmemo *m, uint32_t idx) {
 
 /* The distinct prototype addresses of the Lua frames and what they
  * resolved to, into deps (at most MAX_DEPS); SIZE_MAX when there are more.
- * Stacks repeat their frames, so the previous address is checked first. */
+ * A set of twice MAX_DEPS slots finds repeats in one probe or two; stacks
+ * repeat their frames, so the previous address is checked first. */
 static size_t collect_deps(const ljp_frame *lua, size_t nlua,
                            recmemo_dep *deps) {
+  uint64_t set[2 * MAX_DEPS];
+  unsigned char used[2 * MAX_DEPS] = {0};
   size_t n = 0;
+  uint64_t last = 0;
   for (size_t i = 0; i < nlua; i++) {
-    if (lua[i].kind != LJP_FRAME_LUA)
+    uint64_t a = lua[i].value;
+    if (lua[i].kind != LJP_FRAME_LUA || (n && a == last))
       continue;
-    if (n && deps[n - 1].addr == lua[i].value)
-      continue;
-    size_t j = 0;
-    while (j < n && deps[j].addr != lua[i].value)
-      j++;
-    if (j < n)
+    last = a;
+    size_t j = (size_t)(ljp_hash64(a) & (2 * MAX_DEPS - 1));
+    while (used[j] && set[j] != a)
+      j = (j + 1) & (2 * MAX_DEPS - 1);
+    if (used[j])
       continue;
     if (n == MAX_DEPS)
       return SIZE_MAX;
-    deps[n].addr = lua[i].value;
+    used[j] = 1;
+    set[j] = a;
+    deps[n].addr = a;
     deps[n].sym = lua[i].sym;
     n++;
   }
@@ -233,6 +241,11 @@ void recmemo_store(recmemo *m, const uint8_t *p, size_t len, int has_lua,
   size_t nfr = nlua + nhost;
   size_t cost = nfr * sizeof(ljp_frame) + MAX_DEPS * sizeof(recmemo_dep) + len;
   if (cost > BUDGET / 16)
+    return;
+  /* A full memo evicts for one candidate in FULL_ADMIT: when the distinct
+   * stacks outnumber what it holds, replacing an entry for every new one
+   * would copy more than the hits save (and fault in fresh pages). */
+  if (m->bytes + cost > BUDGET && m->declined++ % FULL_ADMIT)
     return;
   while (m->bytes + cost > BUDGET || m->ent[m->hand].frames) {
     if (m->ent[m->hand].frames)
