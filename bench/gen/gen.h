@@ -60,6 +60,9 @@ typedef struct gen_opts {
   int leaf;                /* sysprof LEAF mode: empty host stacks */
   uint64_t seed;
   int x1;                  /* sysprof: the ljp x1 stream instead of ljp 2 */
+  unsigned recursive;      /* % of stacks that are one prototype calling
+                              itself, 1..depth frames deep */
+  int trace_pct;           /* % of TRACE samples; -1: the default mix */
 } gen_opts;
 
 /* ---- the world ---- */

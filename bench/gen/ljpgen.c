@@ -43,7 +43,10 @@ static void usage(FILE *out) {
       "      --leaf             sysprof LEAF mode: no host stacks\n"
       "      --x1               sysprof: write ljp x1 (times, coroutines,\n"
       "                         stacks on every sample) instead of ljp 2\n"
-      "      --seed=N           PRNG seed (default 1)\n"
+      "      --recursive=PCT    %% of stacks that are one prototype calling\n"
+      "                         itself 1..depth frames deep (0)\n"
+      "      --trace-pct=PCT    %% of stacks sampled in TRACE state (default\n"
+      "                         mix: 12)\n"      "      --seed=N           PRNG seed (default 1)\n"
       "  -q, --quiet            no facts line on stderr\n"
       "  -h, --help             show this help\n");
 }
@@ -87,7 +90,7 @@ static int out_full(void *ctx) {
 
 enum { OPT_HOST = 256, OPT_SANDW, OPT_CSYMS, OPT_PROTOS, OPT_TRACES,
        OPT_TCHURN, OPT_PCHURN, OPT_REDUMP, OPT_LOCAL, OPT_LIVE, OPT_LEAF,
-       OPT_SEED, OPT_X1 };
+       OPT_SEED, OPT_X1, OPT_RECUR, OPT_TPCT };
 
 int main(int argc, char **argv) {
   static const struct option opts[] = {
@@ -110,6 +113,8 @@ int main(int argc, char **argv) {
       {"leaf", no_argument, 0, OPT_LEAF},
       {"seed", required_argument, 0, OPT_SEED},
       {"x1", no_argument, 0, OPT_X1},
+      {"recursive", required_argument, 0, OPT_RECUR},
+      {"trace-pct", required_argument, 0, OPT_TPCT},
       {"quiet", no_argument, 0, 'q'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
@@ -117,7 +122,7 @@ int main(int argc, char **argv) {
                 .host_depth = 20, .unique = 1000, .sandwiches = 3,
                 .csyms = 4000, .protos = 60, .traces = 40,
                 .trace_churn = 2000, .proto_churn = 5000, .locality = 50,
-                .live = 20000, .seed = 1};
+                .live = 20000, .seed = 1, .trace_pct = -1};
   const char *path = NULL;
   int quiet = 0, c;
   while ((c = getopt_long(argc, argv, "k:o:s:n:d:u:qh", opts, NULL)) != -1) {
@@ -159,6 +164,8 @@ int main(int argc, char **argv) {
     case OPT_LIVE: o.live = (unsigned)v; break;
     case OPT_LEAF: o.leaf = 1; break;
     case OPT_X1: o.x1 = 1; break;
+    case OPT_RECUR: o.recursive = (unsigned)(v > 100 ? 100 : v); break;
+    case OPT_TPCT: o.trace_pct = (int)(v > 100 ? 100 : v); break;
     case OPT_SEED: o.seed = v; break;
     case 'q': quiet = 1; break;
     case 'h': usage(stdout); return 0;

@@ -95,6 +95,19 @@ static int draw_body(stackset *ss, unsigned k, gen_rng *r, const gen_world *w,
     target = 1;
   u->lua_off = (uint32_t)ss->tok.n;
   *sandwiches = 0;
+  if (o->recursive && gen_pct(r, o->recursive)) {
+    /* The main chunk, then one function calling itself: the deep stacks
+     * of a recursive walk repeat one frame. */
+    u->family = (uint8_t)gen_below(r, 4);
+    unsigned n = 1 + gen_below(r, o->depth);
+    if (push32(&ss->tok, TK_L | 0))
+      return -1;
+    for (unsigned i = 0; i < n; i++)
+      if (push32(&ss->tok, TK_L | (GEN_DYN + 1)))
+        return -1;
+    u->nbody = (uint32_t)(ss->tok.n - u->lua_off);
+    return 0;
+  }
   if (k > 0 && gen_pct(r, 90)) {
     const ustack *p = &ss->s[gen_below(r, k)];
     unsigned cut = 1 + gen_below(r, p->nbody);
@@ -219,6 +232,8 @@ static int draw_stacks(stackset *ss, const gen_world *w, const gen_opts *o) {
   for (unsigned k = 0; k < ss->n; k++) {
     ustack *u = &ss->s[k];
     unsigned x = gen_below(&r, 100), sw;
+    if (o->trace_pct >= 0) /* TRACE at that rate, the others as before */
+      x = gen_pct(&r, (unsigned)o->trace_pct) ? 99 : gen_below(&r, 88);
     u->vmstate = x < 50 ? LJP_VMST_LFUNC : x < 62 ? LJP_VMST_CFUNC
                  : x < 74 ? LJP_VMST_FFUNC : x < 82 ? LJP_VMST_GC
                  : x < 88 ? LJP_VMST_INTERP : LJP_VMST_TRACE;
