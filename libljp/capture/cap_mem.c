@@ -25,6 +25,7 @@
 #include <lua.h>
 
 #include "cap_mem.h"
+#include "cap_vm_raw.h"
 #include "ljp.h"
 
 cap_mem_state cap_M = {.sentinel_ref = LUA_NOREF};
@@ -49,6 +50,12 @@ static void record(uint8_t kind, void *ptr, size_t osize, void *np,
   e.naddr = (uint64_t)(uintptr_t)np;
   e.nsize = nsize;
   cap_vm_site_read(&M.vm, &M.sl, &e.site);
+  /* The assembler allocates every new trace (lj_trace_alloc): the trace
+   * symbols checked so far are checked again (cap_mem_out.c). */
+  if (e.site.source == CAP_SITE_INT && M.sl.ok &&
+      (int32_t)rd32(M.vm.g + M.vm.off_g_vmstate) == CAP_VMST_ASM &&
+      ++M.trace_gen == 0)
+    M.trace_gen = 1;
   M.c.events++;
   if (kind == LJP_MEM_ALLOC) {
     M.c.allocs++;
@@ -199,6 +206,7 @@ int ljp_memprof_start(lua_State *L, const struct ljp_memprof_options *opt)
   M.err_no = 0;
   M.nheld = 0;
   M.in_flush = M.in_hook = 0;
+  M.trace_gen = 1;
   M.gen++;
   setup_reader(L);
   M.c.vm_reader = M.sl.ok;

@@ -28,6 +28,7 @@ typedef struct cap_mem_event {
 typedef struct cap_mem_trace {
   uint64_t T, proto;
   uint32_t line;
+  uint32_t gen;          /* trace_gen when last checked; 0: never */
 } cap_mem_trace;
 
 typedef struct cap_mem_state {
@@ -58,6 +59,9 @@ typedef struct cap_mem_state {
   size_t ccap, ccount;
   cap_mem_trace *traces;
   size_t ntraces;
+  uint32_t trace_gen;    /* bumped by every allocation of the assembler */
+  /* The last prototype (address, value) and C function found written. */
+  uint64_t last_pt, last_pval, last_cf;
   struct ljp_memprof_counters c;
 } cap_mem_state;
 

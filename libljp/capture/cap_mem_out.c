@@ -28,7 +28,8 @@ enum {
   H_SRC_INT = 0x04, H_SRC_LFUNC = 0x08, H_SRC_CFUNC = 0x0C, H_SRC_TRACE = 0x10,
   H_EPILOGUE = 0x80
 };
-/* The longest event: a header and six ULEB128s. */
+/* The longest event: a header and six ULEB128s (the last one may store
+ * 8 bytes: uleb_at). */
 #define EVENT_MAX (1 + 6 * 10)
 
 #define M cap_M
@@ -59,7 +60,7 @@ void cap_mem_out_flush(void)
 
 /* Room for n more bytes, flushing first when needed.  0: the record
  * cannot be written (the writer failed or runs now). */
-static int room(size_t n)
+static int room_slow(size_t n)
 {
   if (M.halted)
     return 0;
@@ -71,14 +72,56 @@ static int room(size_t n)
   return !M.halted && n <= M.opt.len;
 }
 
-static void put8(uint8_t b)
+/* The common case inline: every allocator call asks for room. */
+static inline int room(size_t n)
+{
+  return (!M.halted && M.pos + n <= M.opt.len) || room_slow(n);
+}
+
+static inline void put8(uint8_t b)
 {
   M.opt.buf[M.pos++] = b;
 }
 
-static void putu(uint64_t v)
+/* ULEB128 (FORMATS.md §1) at p; returns the end.  Inline and branch-light
+ * because every allocator call encodes two to six numbers: sizes and
+ * lines mostly take one byte, addresses six or seven, and a byte-by-byte
+ * loop over an address was most of the encoding's cost.  Up to 56 bits
+ * the seven-bit groups are spread into one 64-bit store (little-endian
+ * hosts; the caller guarantees 8 bytes of room). */
+static inline uint8_t *uleb_at(uint8_t *p, uint64_t v)
 {
-  M.pos += ljp_uleb_encode(v, M.opt.buf + M.pos);
+  if (v < 0x80) {
+    *p = (uint8_t)v;
+    return p + 1;
+  }
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && \
+    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  if (v < (UINT64_C(1) << 56)) {
+    unsigned n = (unsigned)(64 - __builtin_clzll(v) + 6) / 7;   /* 2..8 */
+    uint64_t x = (v & 0x7f) | (v << 1 & UINT64_C(0x7f00)) |
+                 (v << 2 & UINT64_C(0x7f0000)) |
+                 (v << 3 & UINT64_C(0x7f000000)) |
+                 (v << 4 & UINT64_C(0x7f00000000)) |
+                 (v << 5 & UINT64_C(0x7f0000000000)) |
+                 (v << 6 & UINT64_C(0x7f000000000000)) |
+                 (v << 7 & UINT64_C(0x7f00000000000000));
+    x |= UINT64_C(0x8080808080808080) >> (8 * (9 - n));
+    memcpy(p, &x, sizeof x);
+    return p + n;
+  }
+#endif
+  while (v >= 0x80) {
+    *p++ = (uint8_t)(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = (uint8_t)v;
+  return p;
+}
+
+static inline void putu(uint64_t v)
+{
+  M.pos = (size_t)(uleb_at(M.opt.buf + M.pos, v) - M.opt.buf);
 }
 
 /* A string: pumped through the buffer when longer than the room left. */
@@ -187,11 +230,19 @@ static uint64_t proto_val(uint64_t chunk, uint32_t firstline)
 /* Writes the symbol of prototype pt unless written as it is. */
 static int sym_proto(uint64_t pt, uint64_t chunk, uint32_t firstline)
 {
-  size_t j = lookup(&M.pkeys, &M.pvals, &M.pcap, M.pcount, pt), len;
+  size_t j, len;
   uint64_t v = proto_val(chunk, firstline);
   const char *s;
-  if (j != SIZE_MAX && M.pkeys[j] == pt && M.pvals[j] == v)
+  /* Runs of allocations come from one function: the last one found
+   * spares the table. */
+  if (pt == M.last_pt && v == M.last_pval)
     return 1;
+  j = lookup(&M.pkeys, &M.pvals, &M.pcap, M.pcount, pt);
+  if (j != SIZE_MAX && M.pkeys[j] == pt && M.pvals[j] == v) {
+    M.last_pt = pt;
+    M.last_pval = v;
+    return 1;
+  }
   s = cap_vm_str(&M.vm, chunk, SIZE_MAX, &len);
   if (!s)
     s = "?", len = 1;
@@ -208,6 +259,8 @@ static int sym_proto(uint64_t pt, uint64_t chunk, uint32_t firstline)
       M.pcount++;
     M.pkeys[j] = pt;
     M.pvals[j] = v;
+    M.last_pt = pt;
+    M.last_pval = v;
   }
   return 1;
 }
@@ -243,11 +296,13 @@ static int sym_cfunc(uint64_t addr, unsigned ffid)
 {
   size_t j, len;
   char name[256];
-  if (!addr)
+  if (!addr || addr == M.last_cf)
     return 1;
   j = lookup(&M.ckeys, NULL, &M.ccap, M.ccount, addr);
-  if (j != SIZE_MAX && M.ckeys[j] == addr)
+  if (j != SIZE_MAX && M.ckeys[j] == addr) {
+    M.last_cf = addr;
     return 1;
+  }
   cfunc_name(addr, ffid, name, sizeof name);
   len = strlen(name);
   if (!room(1 + 10 + 10 + len))
@@ -259,14 +314,22 @@ static int sym_cfunc(uint64_t addr, unsigned ffid)
   if (j != SIZE_MAX) {
     M.ckeys[j] = addr;
     M.ccount++;
+    M.last_cf = addr;
   }
   return 1;
 }
 
+/* Writes the symbol of trace traceno unless written as it is.  A trace
+ * number takes a new trace only through a new GCtrace, which LuaJIT
+ * allocates in the assembler (lj_trace_alloc under the ASM VM state):
+ * until the wrapper sees such an allocation (trace_gen), a trace checked
+ * once is not read again. */
 static int sym_trace(uint32_t traceno)
 {
   cap_vm_trace t;
   cap_mem_trace *c;
+  if (traceno < M.ntraces && M.traces[traceno].gen == M.trace_gen)
+    return 1;
   if (!M.sl.traces || !cap_vm_site_trace(&M.vm, &M.sl, traceno, &t))
     return 1;             /* written without a symbol: "TRACE [n]" */
   if (traceno >= M.ntraces) {
@@ -279,8 +342,10 @@ static int sym_trace(uint32_t traceno)
     M.ntraces = nn;
   }
   c = &M.traces[traceno];
-  if (c->T == t.T && c->proto == t.proto && c->line == t.line)
+  if (c->T == t.T && c->proto == t.proto && c->line == t.line) {
+    c->gen = M.trace_gen;
     return 1;
+  }
   if (!sym_proto(t.proto, t.chunk, t.firstline) || !room(1 + 30))
     return 0;
   put8(H_SYM_TRACE);
@@ -291,13 +356,14 @@ static int sym_trace(uint32_t traceno)
   c->T = t.T;
   c->proto = t.proto;
   c->line = t.line;
+  c->gen = M.trace_gen;
   return 1;
 }
 
 void cap_mem_out_event(const cap_mem_event *e)
 {
   const cap_vm_site *s = &e->site;
-  uint8_t h = e->kind;
+  uint8_t h = e->kind, *p;
   int ok = 1;
   switch (s->source) {
   case CAP_SITE_LFUNC:
@@ -320,21 +386,25 @@ void cap_mem_out_event(const cap_mem_event *e)
     M.c.dropped++;
     return;
   }
-  put8(h);
+  /* A local cursor: a store through the buffer could alias M.pos, so
+   * writing through M would reload it after every byte. */
+  p = M.opt.buf + M.pos;
+  *p++ = h;
   if (s->source == CAP_SITE_LFUNC) {
-    putu(s->addr);
-    putu(s->line);
+    p = uleb_at(p, s->addr);
+    p = uleb_at(p, s->line);
   } else if (s->source == CAP_SITE_CFUNC || s->source == CAP_SITE_TRACE) {
-    putu(s->addr);
+    p = uleb_at(p, s->addr);
   }
   if (e->kind != LJP_MEM_ALLOC) {
-    putu(e->oaddr);
-    putu(e->osize);
+    p = uleb_at(p, e->oaddr);
+    p = uleb_at(p, e->osize);
   }
   if (e->kind != LJP_MEM_FREE) {
-    putu(e->naddr);
-    putu(e->nsize);
+    p = uleb_at(p, e->naddr);
+    p = uleb_at(p, e->nsize);
   }
+  M.pos = (size_t)(p - M.opt.buf);
   M.unflushed++;
 }
 
@@ -347,4 +417,5 @@ void cap_mem_out_free(void)
   M.pkeys = M.pvals = M.ckeys = NULL;
   M.traces = NULL;
   M.pcap = M.pcount = M.ccap = M.ccount = M.ntraces = 0;
+  M.last_pt = M.last_pval = M.last_cf = 0;
 }

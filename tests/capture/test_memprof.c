@@ -574,6 +574,42 @@ START_TEST(with_sysprof)
 }
 END_TEST
 
+/* jit.flush() frees every trace and the next ones take the same numbers
+ * (both loops run as trace 1): the number is written again with its new
+ * start line, and the second loop's allocations are its own. */
+START_TEST(trace_reuse)
+{
+  lua_State *L = new_state();
+  struct ljp_memprof_options o = mopts();
+  static decoded d;
+  const row *r2, *r5;
+  ck_assert_int_eq(ljp_memprof_start(L, &o), 0);
+  run(L,
+      "jit.flush()\n"
+      "local k = {}\n"
+      "for i = 1, 20000 do k[i] = {i, i} end\n"
+      "jit.flush()\n"
+      "local k2 = {}\n"
+      "for i = 1, 20000 do k2[i] = {i, i, i} end\n"
+      "kk, kk2 = k, k2\n", "@flush.lua");
+  ck_assert_int_eq(ljp_memprof_stop(L), 0);
+  memset(&d, 0, sizeof d);
+  decode(out.p, out.len, &d);
+  ck_assert_int_eq(d.status, LJP_END);
+  check_counters(&d);
+  r2 = find(&d, "TRACE @flush.lua:3");
+  r5 = find(&d, "TRACE @flush.lua:6");
+  ck_assert_ptr_nonnull(r2);
+  ck_assert_ptr_nonnull(r5);
+  ck_assert_uint_ge(r2->alloc_events, 19000);
+  ck_assert_uint_le(r2->alloc_events, 20000);
+  ck_assert_uint_ge(r5->alloc_events, 19000);
+  ck_assert_uint_le(r5->alloc_events, 20000);
+  free(d.heap);
+  lua_close(L);
+}
+END_TEST
+
 static Suite *memprof_suite(void)
 {
   Suite *s = suite_create("memprof");
@@ -581,6 +617,7 @@ static Suite *memprof_suite(void)
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, ground_truth);
   tcase_add_test(tc, jit_loop);
+  tcase_add_test(tc, trace_reuse);
   tcase_add_test(tc, round_trip);
   tcase_add_test(tc, twice_and_idle);
   tcase_add_test(tc, writer_fails);
