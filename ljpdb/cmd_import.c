@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "cli_limits.h"
+#include "cli_source.h"
 #include "import.h"
 #include "schema.h"
 
@@ -75,6 +76,8 @@ int cmd_import(int argc, char **argv) {
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
     CLI_LIMIT_OPTIONS,
+    {"source-dir", required_argument, NULL, CLI_OPT_SOURCE_DIR},
+    {"no-source", no_argument, NULL, CLI_OPT_NO_SOURCE},
     {NULL, 0, NULL, 0}};
   import_options opt = {0};
   progress prog = {NULL, -1, 0, -1};
@@ -91,6 +94,7 @@ int cmd_import(int argc, char **argv) {
     case ':': return ljpdb_usage_error("import: %s needs a value", argv[optind - 1]);
     default: {
       int lrc = cli_limit_option(c, optarg);
+      if (lrc == 0) lrc = cli_source_option(c, optarg);
       if (lrc == 1) break;
       if (lrc) return lrc;
       return ljpdb_usage_error("import: unknown option '%s'", argv[optind - 1]);
@@ -98,6 +102,7 @@ int cmd_import(int argc, char **argv) {
     }
   }
   opt.limits = cli_limits();
+  opt.sources = cli_sources();
   if (argc - optind < 2)
     return ljpdb_usage_error("import: needs DB and at least one FILE");
   const char *dbpath = argv[optind];

@@ -31,7 +31,7 @@ enum {
 };
 
 static const char *const stmt_sql[ST__COUNT] = {
-  "INSERT INTO symbols VALUES (?,?,?,?,?,?,?)",
+  "INSERT INTO symbols VALUES (?,?,?,?,?,?,?,?)",
   "INSERT INTO call_paths VALUES (?,?,?,?,?,?)",
   "INSERT INTO traces VALUES (?,?,?,?,?,?,?,?,?,?)",
   "INSERT INTO samples (profile_id, seq, vmstate, call_path_id, trace_id, weight, time_ns, coro, flags) VALUES (?,?,?,?,?,1,?,?,?)",
@@ -248,6 +248,18 @@ static int64_t symbol_id(importer *im, const ljp_frame *f) {
     bind_text(st, 5, chunk, chunk_len);
     bind_u64(st, 6, line);
     bind_u64(st, 7, addr);
+    /* The function's name from its source, beside the location: a Lua
+     * function by its definition line, a trace by the function it starts
+     * in. */
+    const ljp_symbol *fn = f->kind == LJP_FRAME_LUA ? s
+                           : f->kind == LJP_FRAME_TRACE ? f->proto : NULL;
+    const char *fname = fn && im->opt.sources
+        ? ljp_srcnames_lookup(im->opt.sources, fn->name, fn->name_len, fn->line)
+        : NULL;
+    if (fname)
+      sqlite3_bind_text(st, 8, fname, -1, SQLITE_TRANSIENT);
+    else
+      sqlite3_bind_null(st, 8);
     if (step_done(im, st, "insert symbol")) return -1;
     if (name_map_put(&im->symbols, (uint64_t)f->kind,
                      (uint64_t)(uintptr_t)f->sym, im->name, n, id))
@@ -273,6 +285,7 @@ static int64_t vm_symbol(importer *im, int vmstate) {
   sqlite3_bind_null(st, 5);
   sqlite3_bind_int(st, 6, 0);
   sqlite3_bind_int(st, 7, vmstate);
+  sqlite3_bind_null(st, 8);
   if (step_done(im, st, "insert symbol")) return -1;
   im->stats.symbols++;
   return im->vm_symbol[vmstate] = id;

@@ -31,6 +31,8 @@ typedef struct import_options {
   void *progress_ctx;
   volatile sig_atomic_t *stop; /* set by a signal handler: stop, roll back */
   const ljp_limits *limits;    /* reader limits; NULL: libljp's defaults */
+  ljp_srcnames *sources;       /* function names from Lua sources (stored in
+                                  symbols.function), or NULL for none */
 } import_options;
 
 typedef enum import_result {

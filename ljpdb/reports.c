@@ -279,11 +279,15 @@ int cmd_top(int argc, char **argv) {
     "WITH f AS (SELECT name, min(kind) AS kind, sum(self) AS self,"
     "             sum(total) AS total FROM function_weights"
     "           WHERE ?1 IS NULL OR profile_id = ?1 GROUP BY name),"
+    "     fn AS (SELECT name, max(function) AS function FROM symbols"
+    "            WHERE (?1 IS NULL OR profile_id = ?1) AND kind <> 'trace'"
+    "            GROUP BY name),"
     "     t AS (SELECT sum(weight) AS n FROM samples"
     "           WHERE ?1 IS NULL OR profile_id = ?1)"
     " SELECT f.self, printf('%%.2f', 100.0 * f.self / t.n) AS \"self%%\","
     " f.total, printf('%%.2f', 100.0 * f.total / t.n) AS \"total%%\","
-    " f.kind, f.name FROM f, t ORDER BY %s, f.name LIMIT ?2";
+    " f.kind, coalesce(fn.function || ' ' || f.name, f.name) AS name"
+    " FROM f LEFT JOIN fn ON fn.name = f.name, t ORDER BY %s, f.name LIMIT ?2";
   args a;
   sqlite3 *db;
   int64_t p;
@@ -391,21 +395,25 @@ static char *profile_label(sqlite3 *db, int64_t id) {
 
 int cmd_diff(int argc, char **argv) {
   /* Share = the function's weight over the profile's samples, so profiles
-   * of different length compare; sorted by the size of the change. */
+   * of different length compare; sorted by the size of the change.  Traces
+   * are rolled into their functions (function_rollup): two runs of the
+   * same code number their traces differently, which is no change. */
   static const char sql[] =
-    "WITH a AS (SELECT name, sum(%s) AS w FROM function_weights"
-    "           WHERE profile_id = ?1 GROUP BY name),"
-    "     b AS (SELECT name, sum(%s) AS w FROM function_weights"
-    "           WHERE profile_id = ?2 GROUP BY name),"
+    "WITH a AS (SELECT name, max(function) AS fn, sum(%s) AS w"
+    "           FROM function_rollup WHERE profile_id = ?1 GROUP BY name),"
+    "     b AS (SELECT name, max(function) AS fn, sum(%s) AS w"
+    "           FROM function_rollup WHERE profile_id = ?2 GROUP BY name),"
     "     na AS (SELECT sum(weight) AS n FROM samples WHERE profile_id = ?1),"
     "     nb AS (SELECT sum(weight) AS n FROM samples WHERE profile_id = ?2),"
-    "     d AS (SELECT u.name, 100.0 * coalesce(a.w, 0) / na.n AS pa,"
+    "     d AS (SELECT u.name, coalesce(a.fn, b.fn) AS fn,"
+    "                  100.0 * coalesce(a.w, 0) / na.n AS pa,"
     "                  100.0 * coalesce(b.w, 0) / nb.n AS pb"
     "           FROM (SELECT name FROM a UNION SELECT name FROM b) u"
     "           LEFT JOIN a ON a.name = u.name LEFT JOIN b ON b.name = u.name,"
     "           na, nb)"
     " SELECT printf('%%.2f', pa) AS \"%w%%\", printf('%%.2f', pb) AS \"%w%%\","
-    " printf('%%+.2f', pb - pa) AS delta, name FROM d"
+    " printf('%%+.2f', pb - pa) AS delta,"
+    " coalesce(fn || ' ' || name, name) AS name FROM d"
     " ORDER BY abs(pb - pa) DESC, name LIMIT ?3";
   args a;
   int rc = parse_args("diff", argc, argv, OPT_ORDER | OPT_LIMIT, OUT_TABLE, 20,

@@ -58,9 +58,10 @@ const char *const ljpdb_schema_tables[] = {
   "  name TEXT NOT NULL,\n"
   "  chunk TEXT,\n"
   "  line INTEGER NOT NULL,\n"
-  "  address INTEGER NOT NULL\n"
+  "  address INTEGER NOT NULL,\n"
+  "  function TEXT\n"
   ");\n",
-  "INSERT INTO symbols VALUES (0, 0, 'unknown', '[unknown]', NULL, 0, 0);\n",
+  "INSERT INTO symbols VALUES (0, 0, 'unknown', '[unknown]', NULL, 0, 0, NULL);\n",
   "CREATE TABLE call_paths (\n"
   "  id INTEGER PRIMARY KEY,\n"
   "  profile_id INTEGER NOT NULL,\n"
@@ -193,6 +194,42 @@ const char *const ljpdb_schema_views[] = {
   "SELECT profile_id, name, min(kind) AS kind, sum(self) AS self,\n"
   "       sum(total) AS total\n"
   "FROM function_vmstates GROUP BY profile_id, name;\n",
+  /* A sample's call path with its trace rolled into the function the trace
+   * runs in: the parent path when the innermost frame is a trace that has
+   * one.  Trace numbers differ between runs of the same code; functions do
+   * not (ljpfold --traces=function). */
+  "CREATE VIEW sample_function_paths AS\n"
+  "SELECT s.id, s.profile_id, s.vmstate, s.weight,\n"
+  "       CASE WHEN y.kind = 'trace' AND c.parent_id <> 0 THEN c.parent_id\n"
+  "            ELSE s.call_path_id END AS call_path_id\n"
+  "FROM samples s JOIN call_paths c ON c.id = s.call_path_id\n"
+  "  JOIN symbols y ON y.id = c.symbol_id;\n",
+  "CREATE VIEW folded_functions AS\n"
+  "SELECT w.profile_id, st.stack, sum(w.weight) AS weight FROM (\n"
+  "  SELECT profile_id, call_path_id, sum(weight) AS weight\n"
+  "  FROM sample_function_paths GROUP BY profile_id, call_path_id) w\n"
+  "JOIN call_path_stacks st ON st.id = w.call_path_id\n"
+  "GROUP BY w.profile_id, st.stack;\n",
+  /* function_weights with traces rolled into their functions, and the
+   * function's name from its source beside its location. */
+  "CREATE VIEW function_rollup AS\n"
+  "WITH RECURSIVE\n"
+  "  pw(path, profile_id, weight) AS (\n"
+  "    SELECT call_path_id, profile_id, sum(weight) FROM sample_function_paths\n"
+  "    WHERE call_path_id <> 0 GROUP BY profile_id, call_path_id),\n"
+  "  anc(path, profile_id, node, weight) AS (\n"
+  "    SELECT path, profile_id, path, weight FROM pw\n"
+  "    UNION ALL\n"
+  "    SELECT a.path, a.profile_id, c.parent_id, a.weight FROM anc a\n"
+  "      JOIN call_paths c ON c.id = a.node WHERE c.parent_id <> 0),\n"
+  "  per_path(profile_id, name, function, kind, self, total) AS (\n"
+  "    SELECT a.profile_id, y.name, max(y.function), min(y.kind),\n"
+  "           max(a.node = a.path) * a.weight, a.weight FROM anc a\n"
+  "      JOIN call_paths c ON c.id = a.node JOIN symbols y ON y.id = c.symbol_id\n"
+  "    GROUP BY a.profile_id, a.path, y.name)\n"
+  "SELECT profile_id, name, max(function) AS function, min(kind) AS kind,\n"
+  "       sum(self) AS self, sum(total) AS total\n"
+  "FROM per_path GROUP BY profile_id, name;\n",
   /* Samples per VM state. */
   "CREATE VIEW vmstate_totals AS\n"
   "SELECT s.profile_id, s.vmstate, v.name, sum(s.weight) AS samples,\n"

@@ -11,7 +11,8 @@
 #include <sqlite3.h>
 #include <stddef.h>
 
-#define LJPDB_SCHEMA_VERSION 2 /* 2: x1 times, coroutines, timer */
+#define LJPDB_SCHEMA_VERSION 3 /* 2: x1 times, coroutines, timer;
+                                  3: symbols.function, traces rolled up */
 #define LJPDB_APPLICATION_ID 0x4C4A5044 /* "LJPD" */
 
 /* Tables with their fixed rows, views, and the indexes built after a bulk

@@ -273,11 +273,14 @@ START_TEST(other_schema_versions_are_refused) {
   sqlite3 *db;
   char err[512];
   ck_assert_int_eq(db_open(db_path, DB_CREATE, &db, err, sizeof err), 0);
-  sqlite3_exec(db, "PRAGMA user_version = 3", NULL, NULL, NULL);
+  char sql[64], want[64];
+  snprintf(sql, sizeof sql, "PRAGMA user_version = %d", LJPDB_SCHEMA_VERSION + 1);
+  snprintf(want, sizeof want, "schema version %d is newer", LJPDB_SCHEMA_VERSION + 1);
+  sqlite3_exec(db, sql, NULL, NULL, NULL);
   sqlite3_close(db);
   ck_assert_int_ne(db_open(db_path, DB_READ, &db, err, sizeof err), 0);
   ck_assert_ptr_null(db);
-  ck_assert_msg(strstr(err, "schema version 3 is newer"), "%s", err);
+  ck_assert_msg(strstr(err, want), "%s", err);
   ck_assert_int_ne(db_open(db_path, DB_CREATE, &db, err, sizeof err), 0);
 
   sqlite3_open(db_path, &db);

@@ -197,6 +197,117 @@ START_TEST(capture_core_modes) {
 }
 END_TEST
 
+/* One run of the same code: a function at line 10 of run.lua sampled in
+ * the interpreter and in its trace, numbered traceno in this run. */
+static void write_run(const char *path, uint64_t traceno) {
+  const ljp_frame lua[] = {
+    {.kind = LJP_FRAME_LUA, .value = 0x5100, .line = 10},
+    {.kind = LJP_FRAME_LUA, .value = 0x5000, .line = 0}};
+  const uint64_t host[] = {0x1010};
+  ljp_writer *w = ljp_writer_new(NULL, NULL, 0);
+  ljp_sample_x1 smp;
+  size_t len;
+  ck_assert_int_eq(ljp_write_symtab_begin(w, 3, 0), LJP_OK);
+  ck_assert_int_eq(ljp_write_symtab_lfunc(w, 0x5000, "@run.lua", 8, 0), LJP_OK);
+  ck_assert_int_eq(ljp_write_symtab_lfunc(w, 0x5100, "@run.lua", 8, 10), LJP_OK);
+  ck_assert_int_eq(ljp_write_symtab_cfunc(w, 0x1000, "main", 4), LJP_OK);
+  ck_assert_int_eq(ljp_write_symtab_trace(w, traceno, 0, 0x5100, 12), LJP_OK);
+  ck_assert_int_eq(ljp_write_symtab_end(w), LJP_OK);
+  ck_assert_int_eq(ljp_write_stream_begin_x1(w, LJP_FLAVOR_LUAJIT,
+                                             LJP_TIMER_PROCESS_CPU, 1000000),
+                   LJP_OK);
+  for (int i = 0; i < 10; i++) {
+    memset(&smp, 0, sizeof smp);
+    smp.vmstate = i < 6 ? LJP_VMST_LFUNC : LJP_VMST_TRACE;
+    if (i >= 6) {
+      smp.traceno = traceno;
+      smp.trace_proto = 0x5100;
+      smp.trace_line = 10;
+    }
+    smp.dt_ns = 1000000;
+    smp.coro = 1;
+    smp.lua = lua;
+    smp.nlua = 2;
+    smp.host = host;
+    smp.nhost = 1;
+    ck_assert_int_eq(ljp_write_sample_x1(w, &smp), LJP_OK);
+  }
+  ck_assert_int_eq(ljp_write_stream_end(w), LJP_OK);
+  const void *data = ljp_writer_data(w, &len);
+  write_bytes(path, data, len);
+  ljp_writer_free(w);
+}
+
+/* Two runs whose trace numbers differ: per function they are the same, and
+ * ljpdb diff says so (function_rollup); per frame name they differ. */
+START_TEST(traces_rolled_into_functions) {
+  const char *files[2];
+  import_result res[2];
+  int64_t ids[2];
+  sqlite3 *db;
+  char err[512];
+  char run1[4096], run2[4096], out[4096], dbpath[4096];
+  snprintf(run1, sizeof run1, "%s", tmp_file("run1.bin"));
+  snprintf(run2, sizeof run2, "%s", tmp_file("run2.bin"));
+  snprintf(out, sizeof out, "%s", tmp_file("diff.txt"));
+  snprintf(dbpath, sizeof dbpath, "%s", tmp_file("runs.db"));
+  write_run(run1, 3);
+  write_run(run2, 7);
+  files[0] = run1;
+  files[1] = run2;
+  remove(dbpath);
+  ck_assert_int_eq(import_files(dbpath, files, 2, res, ids, NULL, 0), 0);
+  ck_assert_int_eq(res[0], IMPORT_OK);
+  ck_assert_int_eq(res[1], IMPORT_OK);
+  ck_assert_msg(db_open(dbpath, DB_READ, &db, err, sizeof err) == 0, "%s", err);
+  long long a = (long long)ids[0], b = (long long)ids[1];
+  /* by frame name the runs differ (TRACE [3] vs TRACE [7]) ... */
+  ck_assert_int_gt(q_int(db, "SELECT count(*) FROM (SELECT name, self, total "
+                             "FROM function_weights WHERE profile_id = %lld "
+                             "EXCEPT SELECT name, self, total FROM "
+                             "function_weights WHERE profile_id = %lld)", a, b),
+                   0);
+  /* ... by function they are the same */
+  ck_assert_int_eq(q_int(db, "SELECT count(*) FROM (SELECT name, self, total "
+                             "FROM function_rollup WHERE profile_id = %lld "
+                             "EXCEPT SELECT name, self, total FROM "
+                             "function_rollup WHERE profile_id = %lld)", a, b),
+                   0);
+  ck_assert_int_eq(q_int(db, "SELECT self FROM function_rollup WHERE "
+                             "profile_id = %lld AND name = '@run.lua:10'", a),
+                   10);
+  ck_assert_int_eq(q_int(db, "SELECT count(*) FROM function_rollup WHERE "
+                             "kind = 'trace'"), 0);
+  ck_assert_int_eq(q_int(db, "SELECT sum(self) FROM function_rollup WHERE "
+                             "profile_id = %lld", a), 10);
+  char *stacks = q_text(db, "SELECT group_concat(stack || ' ' || weight, "
+                            "'|') FROM folded_functions WHERE profile_id = "
+                            "%lld", a);
+  ck_assert_ptr_nonnull(stacks);
+  ck_assert_str_eq(stacks, "main;@run.lua:0;@run.lua:10 10");
+  free(stacks);
+  ck_assert_int_eq(q_int(db, "SELECT count(*) FROM folded_functions WHERE "
+                             "stack LIKE '%%TRACE%%'"), 0);
+  sqlite3_close(db);
+  /* ljpdb diff: no change in any row */
+  ck_assert_int_eq(run("%s diff %s %lld %lld > %s", LJPDB_BIN, dbpath, a, b,
+                       out), 0);
+  FILE *f = fopen(out, "r");
+  ck_assert_ptr_nonnull(f);
+  char line[1024];
+  int rows = 0;
+  ck_assert_ptr_nonnull(fgets(line, sizeof line, f)); /* header */
+  while (fgets(line, sizeof line, f)) {
+    ck_assert_msg(strstr(line, " +0.00 ") || strstr(line, " -0.00 "),
+                  "a change between runs of the same code: %s", line);
+    ck_assert_msg(!strstr(line, "TRACE"), "a trace row: %s", line);
+    rows++;
+  }
+  fclose(f);
+  ck_assert_int_gt(rows, 1);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("ljpdb x1");
   TCase *tc = tcase_create("x1");
@@ -205,6 +316,7 @@ int main(void) {
   tcase_add_test(tc, sample_rows);
   tcase_add_test(tc, folded_view_equals_ljpfold);
   tcase_add_test(tc, capture_core_modes);
+  tcase_add_test(tc, traces_rolled_into_functions);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_set_fork_status(sr, CK_NOFORK);
