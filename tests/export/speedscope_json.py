@@ -88,12 +88,16 @@ for cap in captures:
     times = collections.defaultdict(list)
     traces = collections.defaultdict(list)
     for line in run(LJPDUMP, "--events", cap).decode().splitlines():
-        m = re.search(r" sample +(\S+) t=([0-9.]+)ms coro=(\d+)( TRACE "
-                      r"\[\d+\])?", line)
+        # "sample TRACE t=..ms coro=1 TRACE [1] ..." or "sample TRACE [1]
+        # @a.lua:12 t=..ms coro=1 ...": the trace, the time, the coroutine,
+        # wherever the event line puts them before the stacks.
+        head = line.split(" lua=")[0]
+        m = re.search(r" sample .* t=([0-9.]+)ms coro=(\d+)", head)
         if m:
-            c = int(m.group(3))
-            times[c].append(round(float(m.group(2)) * 1e6))
-            traces[c].append((m.group(4) or "").strip())
+            c = int(m.group(2))
+            tr = re.search(r"TRACE \[\d+\]", head)
+            times[c].append(round(float(m.group(1)) * 1e6))
+            traces[c].append(tr.group(0) if tr else "")
     key = lambda c: "coroutine %d" % c if c else "no coroutine"
     want = {key(c): (len(t), t[0], traces[c]) for c, t in times.items()}
     frames = doc["shared"]["frames"]
