@@ -476,8 +476,9 @@ typedef struct ljp_stack_options {
  *     with no visible entry come first, then the mark
  *     "[host stack incomplete]" (LJP_FRAME_MARK), then the partial host
  *     stack merged with the remaining Lua frames as usual, so the
- *     interrupted PC stays at the leaf.  With no Lua frame, or with every
- *     Lua segment's entry visible, the mark is the root.
+ *     interrupted PC stays at the leaf.  The outermost Lua segment always
+ *     comes first (entries outer to those of the other segments are plain
+ *     host frames); with no Lua frame the mark is the root.
  *   - host view: the mark, then the partial host stack.
  *   - Lua and reference views: unchanged (no host frame / the reference's
  *     own merge).
@@ -490,13 +491,13 @@ size_t ljp_sample_stack_ex(const ljp_sample *s, const ljp_stack_options *o,
 size_t ljp_sample_stack(const ljp_sample *s, ljp_stack_view view,
                         ljp_frame *out, size_t cap);
 
-/* 1 when the host stack of s does not reach its thread's root frame.  x1
- * samples say so themselves (LJP_SAMPLE_HOST_INCOMPLETE, even with no host
- * frame).  For ljp 1 and 2 it is decided from the frames: a non-empty host
- * stack none of whose four outermost frames is a known root (_start,
- * __libc_start_main, __libc_start_call_main, main, start_thread, clone,
- * clone3, __clone, thread_start) is incomplete; an empty one (leaf mode)
- * is not. */
+/* 1 when the host stack of s does not reach its thread's root frame: an
+ * x1 sample flagged LJP_SAMPLE_HOST_INCOMPLETE (even with no host frame),
+ * or a non-empty host stack none of whose four outermost frames is a known
+ * root (_start, __libc_start_main, __libc_start_call_main, main,
+ * start_thread, clone, clone3, __clone, thread_start) — how ljp 1 and 2
+ * streams, and x1 leaf-mode captures (the PC alone, flag clear), are
+ * judged.  An empty host stack without the flag is not incomplete. */
 int ljp_sample_host_incomplete(const ljp_sample *s);
 
 /* ------------------------------------------------------------------------ */

@@ -153,18 +153,22 @@ static void merged(out_buf *o, const ljp_sample *s, size_t *entries,
   for (size_t i = 0; i < nl; i++)
     if (is_boundary(LUA(s, i)) || i + 1 == nl)
       seg_end[nseg++] = i + 1;
+  size_t virt = 0; /* segments with no host frame before them */
   if (incomplete) {
     /* The stack was cut on its outer side: the entries that are left are
      * the innermost ones and lead to the innermost segments.  The outer
      * segments get empty entries (no host frame before them), so the Lua
      * stack keeps its root and the partial host stack goes inside. */
     size_t skip = nseg > nentries ? nseg - nentries : 0;
-    size_t drop = nentries > nseg ? nentries - nseg : 0;
+    if (nseg && !skip)
+      skip = 1; /* the outermost Lua frames are the root, always */
+    size_t drop = nentries + skip > nseg ? nentries + skip - nseg : 0;
     if (skip || drop) {
       memmove(&entries[skip], &entries[drop],
               (nentries - drop) * sizeof(*entries));
       for (size_t j = 0; j < skip; j++)
         entries[j] = 0;
+      virt = skip;
       nentries = nentries - drop + skip;
     }
   }
@@ -210,10 +214,10 @@ static void merged(out_buf *o, const ljp_sample *s, size_t *entries,
       h++; /* the host frame of b itself */
       if (pending) /* it was the first host frame: the cut is above it */
         emit(o, &mark), pending = 0;
-    } else {
+    } else if (j >= virt) {
       while (h < region && vm_glue(HOST(s, h)))
         EMIT_HOST(h++);
-    }
+    } /* a segment with no visible entry: b before any host frame */
     emit(o, b);
     /* With no entry left, every remaining host frame runs inside b,
      * before whatever Lua it calls next. */
@@ -267,13 +271,14 @@ static const char *const host_roots[] = {
 LJP_API int ljp_sample_host_incomplete(const ljp_sample *s) {
   if (!s)
     return 0;
-  if (s->has_time)
-    return (s->flags & LJP_SAMPLE_HOST_INCOMPLETE) != 0;
+  if (s->has_time && (s->flags & LJP_SAMPLE_HOST_INCOMPLETE))
+    return 1;
   if (s->host_count == 0)
-    return 0; /* leaf mode, or a state with no host stack: nothing cut */
-  /* Older streams do not say: a stack is complete when one of its
-   * outermost frames is a known root (stripped programs leave _start and
-   * main unnamed, but libc's start routine keeps its name). */
+    return 0; /* a state with no host stack: nothing cut */
+  /* Older streams do not say, and leaf-mode x1 captures (the PC alone)
+   * leave the flag clear: a stack is complete when one of its outermost
+   * frames is a known root (stripped programs may leave _start and main
+   * unnamed, but libc's start routine keeps its name). */
   for (size_t i = 0; i < s->host_count && i < 4; i++) {
     const ljp_frame *f = HOST(s, i);
     const char *n = f->sym ? f->sym->name : NULL;

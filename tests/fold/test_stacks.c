@@ -218,19 +218,36 @@ START_TEST(cut_host_every_view) {
 }
 END_TEST
 
-/* x1 samples say it themselves: the flag counts even where the outermost
- * frame looks like a root, and no name makes a flagged stack complete. */
+/* x1 samples: the flag counts even where the outermost frame looks like a
+ * root; a leaf-mode capture (the PC alone, flag clear) is judged by its
+ * frames, like older streams (before: "luajit+0xa2a6;@a.lua:4"). */
 START_TEST(cut_host_x1_flag) {
   ljp_writer *w = begin_x1();
   ljp_frame lua[] = {LF(P_MAIN, 0), LF(P_F, 4)};
   uint64_t host[] = {A_MAIN, A_PC};
   sample_x1(w, LJP_VMST_LFUNC, LJP_SAMPLE_HOST_INCOMPLETE, 0, lua, N(lua),
             host, N(host));
-  sample_x1(w, LJP_VMST_LFUNC, 0, 0, lua, N(lua), host + 1, 1);
+  sample_x1(w, LJP_VMST_LFUNC, 0, 0, lua + 1, 1, host + 1, 1);
   char *s = fold(w, LJP_VIEW_MERGED);
   ck_assert_str_eq(s, "@a.lua:0;@a.lua:4;[host stack incomplete];main;"
                       "luajit+0xa2a6 1\n"
-                      "luajit+0xa2a6;@a.lua:0;@a.lua:4 1\n");
+                      "@a.lua:4;[host stack incomplete];luajit+0xa2a6 1\n");
+  free(s);
+}
+END_TEST
+
+/* Leaf mode (the innermost Lua frame, the PC): the Lua frame is the root
+ * even where the PC is the interpreter, an entry of the VM (before:
+ * "lj_vm_interpreter;@a.lua:4" and "lj_vm_interpreter;my_cfunc"). */
+START_TEST(cut_host_leaf_mode) {
+  ljp_writer *w = begin_x1();
+  ljp_frame l1[] = {LF(P_F, 4)}, l2[] = {CF(A_MYC)};
+  uint64_t vm[] = {A_VM};
+  sample_x1(w, LJP_VMST_LFUNC, 0, 0, l1, 1, vm, 1);
+  sample_x1(w, LJP_VMST_CFUNC, 0, 0, l2, 1, vm, 1);
+  char *s = fold(w, LJP_VIEW_MERGED);
+  ck_assert_str_eq(s, "@a.lua:4;[host stack incomplete];lj_vm_interpreter 1\n"
+                      "my_cfunc;[host stack incomplete];lj_vm_interpreter 1\n");
   free(s);
 }
 END_TEST
@@ -443,6 +460,7 @@ int main(void) {
   tcase_add_test(tc, cut_host_keeps_inner_entries);
   tcase_add_test(tc, cut_host_every_view);
   tcase_add_test(tc, cut_host_x1_flag);
+  tcase_add_test(tc, cut_host_leaf_mode);
   tcase_add_test(tc, host_incomplete_decision);
   tcase_add_test(tc, stripped_coroutine);
   tcase_add_test(tc, stripped_lua_c_lua);
