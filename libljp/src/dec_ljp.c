@@ -121,13 +121,23 @@ static void resolve_frame(ljp_reader *r, ljp_frame *f) {
   f->sym = f->proto = NULL;
   f->mcode = 0;
   switch (f->kind) {
-  case LJP_FRAME_LUA:
+  case LJP_FRAME_LUA: {
+    size_t i = (size_t)(ljp_hash64(f->value) & (PROTO_CACHE_SIZE - 1));
+    if (r->pc_stamp[i] == r->pc_gen && r->pc_addr[i] == f->value) {
+      f->sym = r->pc_sym[i];
+      break;
+    }
     f->sym = symtab_proto(&r->syms, f->value);
-    if (f->sym)
+    if (f->sym) {
       symtab_use_chunk(&r->syms, f->sym);
-    else
+      r->pc_addr[i] = f->value;
+      r->pc_sym[i] = f->sym;
+      r->pc_stamp[i] = r->pc_gen;
+    } else {
       f->proto = reader_cfloor(r, f->value);
+    }
     break;
+  }
   case LJP_FRAME_CFUNC:
   case LJP_FRAME_HOST:
     f->sym = reader_cfloor(r, f->value);
@@ -194,9 +204,10 @@ static int memo_valid(const ljp_reader *r, recmemo_ent *e) {
     return 0;
   if (e->stamp.lua == r->lua_epoch)
     return 1;
-  if (e->ndeps == SIZE_MAX)
+  size_t nd = recmemo_deps(e);
+  if (nd == RECMEMO_MANY)
     return 0;
-  for (size_t i = 0; i < e->ndeps; i++)
+  for (size_t i = 0; i < nd; i++)
     if (symtab_proto(&r->syms, e->deps[i].addr) != e->deps[i].sym)
       return 0;
   e->stamp.lua = r->lua_epoch;

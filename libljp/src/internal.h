@@ -234,7 +234,7 @@ typedef struct recmemo_dep {
 typedef struct recmemo_ent {
   ljp_frame *frames;       /* Lua frames, then host frames; NULL = free */
   recmemo_dep *deps;       /* distinct Lua frame addresses: ndeps of
-                              them, ndeps SIZE_MAX when too many to keep */
+                              them (see recmemo_deps) */
   const uint8_t *raw;      /* the stack bytes, after frames and deps */
   size_t len, nlua, nhost, ndeps, cost;
   uint64_t key;
@@ -243,8 +243,14 @@ typedef struct recmemo_ent {
   int has_lua;             /* the record carries a Lua stack */
 } recmemo_ent;
 
+#define RECMEMO_MANY SIZE_MAX          /* ndeps: too many to keep */
+#define RECMEMO_UNKNOWN (SIZE_MAX - 1) /* ndeps: not collected yet */
+
 typedef struct recmemo recmemo;
 recmemo *recmemo_new(void);
+/* Collects e's deps on first use (stores do not pay for it: most entries
+ * never see their prototypes change); returns ndeps. */
+size_t recmemo_deps(recmemo_ent *e);
 void recmemo_free(recmemo *m);
 /* The entry whose stack bytes begin p (avail bytes readable), or NULL. */
 recmemo_ent *recmemo_find(const recmemo *m, const uint8_t *p, size_t avail,
@@ -309,6 +315,14 @@ struct ljp_reader {
    * syms_gen). */
   recmemo *memo;
   uint64_t lua_epoch;
+  /* prototype address -> symbol cache (direct-mapped); an entry is only
+   * filled after symtab_use_chunk, so a hit skips both.  Stamped with
+   * pc_gen, bumped with lua_epoch and when a failed record's aliases are
+   * taken back. */
+#define PROTO_CACHE_SIZE 1024
+  uint64_t *pc_addr, *pc_stamp;
+  const ljp_symbol **pc_sym;
+  uint64_t pc_gen;
 
   uint64_t need_off;       /* where the last record ran out of bytes */
   const char *need_what;   /* ... and which field it was reading */

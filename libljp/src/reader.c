@@ -46,6 +46,9 @@ LJP_API void ljp_reader_free(ljp_reader *r) {
   free(r->hc_sym);
   free(r->hc_stamp);
   recmemo_free(r->memo);
+  free(r->pc_addr);
+  free(r->pc_sym);
+  free(r->pc_stamp);
   free(r);
 }
 
@@ -87,7 +90,14 @@ static int cache_init(ljp_reader *r) {
   r->hc_sym = calloc(HOST_CACHE_SIZE, sizeof(*r->hc_sym));
   r->hc_stamp = calloc(HOST_CACHE_SIZE, sizeof(*r->hc_stamp));
   r->syms_gen = 1;
-  return r->hc_addr && r->hc_sym && r->hc_stamp ? 0 : -1;
+  r->pc_addr = calloc(PROTO_CACHE_SIZE, sizeof(*r->pc_addr));
+  r->pc_sym = calloc(PROTO_CACHE_SIZE, sizeof(*r->pc_sym));
+  r->pc_stamp = calloc(PROTO_CACHE_SIZE, sizeof(*r->pc_stamp));
+  r->pc_gen = 1;
+  return r->hc_addr && r->hc_sym && r->hc_stamp && r->pc_addr && r->pc_sym &&
+                 r->pc_stamp
+             ? 0
+             : -1;
 }
 
 static ljp_status open_common(ljp_reader *r) {
@@ -238,8 +248,10 @@ int reader_define(ljp_reader *r, ljp_symbol *def, int initial, uint8_t header,
   }
   /* Memoised stacks depend on a prototype only through what its address
    * resolves to. */
-  if (def->kind == LJP_SYM_LFUNC && symtab_proto(&r->syms, def->addr) != lprev)
+  if (def->kind == LJP_SYM_LFUNC && symtab_proto(&r->syms, def->addr) != lprev) {
     r->lua_epoch++;
+    r->pc_gen++;
+  }
   if (initial)
     r->cnt.symbols_initial[def->kind]++;
   else
@@ -475,8 +487,10 @@ LJP_API ljp_status ljp_reader_next(ljp_reader *r, const ljp_event **ev) {
     r->ev.offset = r->pos;
     unsigned alias_mark = r->syms.naliases;
     int rc = parse_one(r, &c);
-    if (rc != LJP_OK)
+    if (rc != LJP_OK && r->syms.naliases != alias_mark) {
       symtab_aliases_rollback(&r->syms, alias_mark);
+      r->pc_gen++; /* cached protos may be among them */
+    }
     if (LJP_UNLIKELY(r->syms.oom))
       return reader_fail(r, LJP_E_NOMEM, r->pos, "out of memory");
     if (rc == LJP_OK) {

@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BLK 32            /* bytes per hashed block and between probes */
+#define BLK 64            /* bytes per hashed block and between probes */
 #define MIN_LEN 64        /* shorter records decode as fast as they hash */
 #define MAX_CHAIN 8       /* entries sharing one boundary key */
 #define NENT 4096         /* entries */
@@ -37,11 +37,19 @@
 #define BUDGET (8u << 20) /* bytes of raw copies and frames */
 #define FULL_ADMIT 8      /* once full, one candidate in this many evicts */
 #define MAX_DEPS 64       /* distinct prototype addresses kept per entry */
+#define PRE_BITS 18       /* prefix filter: 2^18 bits, 32 KiB */
+#define REBUILD 512       /* evictions before the prefix filter is rebuilt */
 
 struct recmemo {
   recmemo_ent ent[NENT];
   uint32_t bucket[1u << BUCKET_BITS];
   uint64_t seen[SEEN_SLOTS];
+  /* Bit (key of a boundary) is set when some entry goes on past that
+   * boundary: a lookup stops at the first boundary where none does, so an
+   * unknown record costs a block or two, not the longest entry.  Evicted
+   * entries leave their bits behind until the next rebuild. */
+  uint64_t pre[(1u << PRE_BITS) / 64];
+  unsigned evicted;        /* since the last rebuild */
   size_t bytes;           /* held by entries */
   size_t max_len;         /* longest entry: how far a lookup may hash */
   unsigned hand;          /* next entry to evict (first in, first out) */
@@ -78,17 +86,29 @@ static inline void lanes_init(lanes *l, int has_lua) {
 }
 
 static inline void absorb(lanes *l, const uint8_t *p) {
-  l->a = mixw(l->a, rd64(p));
-  l->b = mixw(l->b, rd64(p + 8));
-  l->c = mixw(l->c, rd64(p + 16));
-  l->d = mixw(l->d, rd64(p + 24));
+  l->a = mixw(mixw(l->a, rd64(p)), rd64(p + 32));
+  l->b = mixw(mixw(l->b, rd64(p + 8)), rd64(p + 40));
+  l->c = mixw(mixw(l->c, rd64(p + 16)), rd64(p + 48));
+  l->d = mixw(mixw(l->d, rd64(p + 24)), rd64(p + 56));
 }
 
-/* The key of the bytes hashed so far, off of them. */
+/* The key of the bytes hashed so far, off of them: one multiply, its high
+ * half folded down (bucket index from the top bits, filter from the low). */
 static inline uint64_t lanes_key(const lanes *l, size_t off) {
   uint64_t k = l->a ^ rotl(l->b, 17) ^ rotl(l->c, 31) ^ rotl(l->d, 47) ^
-               ((uint64_t)off * 0xc2b2ae3d27d4eb4fULL);
-  return ljp_hash64(k);
+               (uint64_t)off;
+  k *= 0xc2b2ae3d27d4eb4fULL;
+  return k ^ (k >> 32);
+}
+
+static inline int pre_has(const recmemo *m, uint64_t k) {
+  size_t b = (size_t)(k & ((1u << PRE_BITS) - 1));
+  return (int)((m->pre[b >> 6] >> (b & 63)) & 1);
+}
+
+static inline void pre_set(recmemo *m, uint64_t k) {
+  size_t b = (size_t)(k & ((1u << PRE_BITS) - 1));
+  m->pre[b >> 6] |= 1ULL << (b & 63);
 }
 
 static inline uint32_t *bucket_of(recmemo *m, uint64_t key) {
@@ -133,21 +153,34 @@ recmemo_ent *recmemo_find(const recmemo *m, const uint8_t *p, size_t avail,
           memcmp(e->raw, p, e->len) == 0)
         return (recmemo_ent *)e;
     }
-    if (off + BLK > limit)
+    if (off + BLK > limit || !pre_has(m, k))
       return NULL;
     absorb(&l, p + off);
     off += BLK;
   }
 }
 
-/* The key an entry of len bytes is filed under: its last whole block. */
-static uint64_t entry_key(const uint8_t *p, size_t len, int has_lua) {
+/* The key an entry of len bytes is filed under: its last whole block.
+ * With m, also marks the boundaries before it in the prefix filter. */
+static uint64_t entry_key(recmemo *m, const uint8_t *p, size_t len,
+                          int has_lua) {
   lanes l;
   lanes_init(&l, has_lua);
   size_t off = 0;
-  for (; off + BLK <= len; off += BLK)
+  for (; off + BLK <= len; off += BLK) {
+    if (m && off >= MIN_LEN)
+      pre_set(m, lanes_key(&l, off));
     absorb(&l, p + off);
+  }
   return lanes_key(&l, off);
+}
+
+static void rebuild_prefixes(recmemo *m) {
+  memset(m->pre, 0, sizeof(m->pre));
+  for (size_t i = 0; i < NENT; i++)
+    if (m->ent[i].frames)
+      entry_key(m, m->ent[i].raw, m->ent[i].len, m->ent[i].has_lua);
+  m->evicted = 0;
 }
 
 static void unlink_entry(recmemo *m, uint32_t idx) {
@@ -162,10 +195,12 @@ static void unlink_entry(recmemo *m, uint32_t idx) {
   e->raw = NULL;
   e->cost = 0;
   m->count--;
+  m->evicted++;
 }
 
 /* The distinct prototype addresses of the Lua frames and what they
- * resolved to, into deps (at most MAX_DEPS); SIZE_MAX when there are more.
+ * resolved to, into deps (at most MAX_DEPS); RECMEMO_MANY when there are
+ * more.
  * A set of twice MAX_DEPS slots finds repeats in one probe or two; stacks
  * repeat their frames, so the previous address is checked first. */
 static size_t collect_deps(const ljp_frame *lua, size_t nlua,
@@ -185,7 +220,7 @@ static size_t collect_deps(const ljp_frame *lua, size_t nlua,
     if (used[j])
       continue;
     if (n == MAX_DEPS)
-      return SIZE_MAX;
+      return RECMEMO_MANY;
     used[j] = 1;
     set[j] = a;
     deps[n].addr = a;
@@ -193,6 +228,12 @@ static size_t collect_deps(const ljp_frame *lua, size_t nlua,
     n++;
   }
   return n;
+}
+
+size_t recmemo_deps(recmemo_ent *e) {
+  if (e->ndeps == RECMEMO_UNKNOWN)
+    e->ndeps = collect_deps(e->frames, e->nlua, e->deps);
+  return e->ndeps;
 }
 
 static void put_frames(recmemo_ent *e, const ljp_frame *lua, size_t nlua,
@@ -204,7 +245,7 @@ static void put_frames(recmemo_ent *e, const ljp_frame *lua, size_t nlua,
     memcpy(e->frames + nlua, host, nhost * sizeof(*host));
   e->nlua = nlua;
   e->nhost = nhost;
-  e->ndeps = collect_deps(lua, nlua, e->deps);
+  e->ndeps = RECMEMO_UNKNOWN; /* collected when first needed */
   e->stamp = *st;
 }
 
@@ -213,7 +254,7 @@ void recmemo_store(recmemo *m, const uint8_t *p, size_t len, int has_lua,
                    size_t nhost, const recmemo_stamp *st) {
   if (len < MIN_LEN)
     return;
-  uint64_t k = entry_key(p, len, has_lua);
+  uint64_t k = entry_key(NULL, p, len, has_lua);
   unsigned chain = 0;
   for (uint32_t i = *bucket_of(m, k); i != NONE; i = m->ent[i].next) {
     recmemo_ent *e = &m->ent[i];
@@ -269,6 +310,9 @@ void recmemo_store(recmemo *m, const uint8_t *p, size_t len, int has_lua,
   e->has_lua = has_lua;
   e->cost = cost;
   put_frames(e, lua, nlua, host, nhost, st);
+  if (m->evicted >= REBUILD)
+    rebuild_prefixes(m);
+  entry_key(m, p, len, has_lua);
   uint32_t *b = bucket_of(m, k);
   e->next = *b;
   *b = idx;
