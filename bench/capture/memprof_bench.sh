@@ -3,10 +3,11 @@
 # string churn) without and with the memory profiler (luajit -l
 # ljp.automem), alternating so that both see the same machine load.
 # Prints each pair's CPU seconds (user+sys) and ratio, then the median
-# ratio and the profile's size.
+# ratio, the ratio of the two sides' fastest runs (the least disturbed
+# by other load on the machine) and the profile's size.
 #   memprof_bench.sh LUAJIT LUA_CPATH LUA_PATH [PAIRS [N]]
 set -eu
-luajit=$1 pairs=${4:-5} n=${5:-1000000}
+luajit=$1 pairs=${4:-5} n=${5:-3000000}
 LUA_CPATH="$2;;" LUA_PATH="$3;;"
 export LUA_CPATH LUA_PATH
 here=$(cd "$(dirname "$0")" && pwd)
@@ -25,7 +26,11 @@ while [ $i -lt "$pairs" ]; do
   r=$(echo "$a $b" | awk '{ printf "%.2f", $2 / $1 }')
   echo "pair $i: plain ${a}s memprof ${b}s ratio $r"
   echo "$r" >> "$dir/ratios"
+  echo "$a" >> "$dir/plain"
+  echo "$b" >> "$dir/memprof"
   i=$((i + 1))
 done
 echo "median ratio: $(sort -n "$dir/ratios" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')"
+a=$(sort -n "$dir/plain" | head -1) b=$(sort -n "$dir/memprof" | head -1)
+echo "fastest: plain ${a}s memprof ${b}s ratio $(echo "$a $b" | awk '{ printf "%.2f", $2 / $1 }')"
 echo "profile: $(wc -c < "$dir/p.bin") bytes"
