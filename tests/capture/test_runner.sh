@@ -96,6 +96,17 @@ set -e
 [ ! -e miss2.bin ] || fail "luajit -l ljp.autoprof left miss2.bin behind"
 ok
 
+# A profile that cannot be written: an error, and the script does not run.
+rm -f ran
+set +e
+"$RUNNER" -o "$tmp/no/such/dir/p.bin" spin.lua 2>stderr
+rc=$?
+set -e
+[ "$rc" = 1 ] || fail "unwritable -o: exit $rc, want 1"
+[ ! -e ran ] || fail "unwritable -o: the script ran unprofiled"
+grep -q "cannot start profiling" stderr || fail "unwritable -o: $(cat stderr)"
+ok
+
 # 3. The closing line agrees with the file: N is the file's sample count.
 rm -f ran
 "$RUNNER" -o run.bin -i 1 -t wall spin.lua 2>stderr || fail "run: $(cat stderr)"
