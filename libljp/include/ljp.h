@@ -449,7 +449,9 @@ typedef enum ljp_trace_mode {
    * whose innermost frame already is that function. */
   LJP_TRACES_UNDER = 0,
   /* The trace folded into its function: the stack of UNDER without the
-   * trace frame.  Trace numbers differ between runs of the same code;
+   * trace frame, and (merged and host views) without the host frames in
+   * trace machine code, named "TRACE [n] ..." by ljp's capture core, in
+   * every sample.  Trace numbers differ between runs of the same code;
    * functions do not, so diffs compare like with like. */
   LJP_TRACES_FUNCTION = 1,
   /* The trace frame as the stream has it: alone in ljp 1 and 2 (no

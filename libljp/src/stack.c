@@ -291,6 +291,13 @@ LJP_API int ljp_sample_host_incomplete(const ljp_sample *s) {
   return 1;
 }
 
+/* A host frame in the machine code of a trace: ljp's capture core names
+ * trace code "TRACE [<n>] <chunk>:<line>". */
+static int is_trace_code(const ljp_frame *f) {
+  return f->sym && f->sym->name_len > 7 &&
+         strncmp(f->sym->name, "TRACE [", 7) == 0;
+}
+
 /* The host frame in the machine code of an x1 TRACE sample's trace, or
  * NULL: the innermost host frame named "TRACE [<n>]", n its number. */
 static const ljp_frame *trace_code(const ljp_sample *s) {
@@ -389,29 +396,32 @@ LJP_API size_t ljp_sample_stack_ex(const ljp_sample *s,
    * capture core names it "TRACE [n] ..."), with the C functions the trace
    * called inside it.  The trace stands there, in place of that frame; in
    * any other case on top of the stack. */
-  const ljp_frame *code = is_trace && view != LJP_VIEW_LUA &&
-                                 view != LJP_VIEW_REFERENCE
-                             ? trace_code(s)
-                             : NULL;
+  int host_view = view == LJP_VIEW_MERGED || view == LJP_VIEW_HOST;
+  if (traces == LJP_TRACES_FUNCTION && host_view) {
+    /* Folded into their functions, traces leave no frame, their machine
+     * code neither (in any sample: the VM state may lag behind the code):
+     * its name carries the trace number, which differs between runs.
+     * Every host frame is in these views, so the count is exact whatever
+     * cap is. */
+    size_t gone = 0, k = 0, w = o.n < o.cap ? o.n : o.cap;
+    for (size_t i = 0; i < s->host_count; i++)
+      gone += is_trace_code(&s->host[i]);
+    for (size_t i = 0; i < w; i++)
+      if (!(o.out[i].kind == LJP_FRAME_HOST && is_trace_code(&o.out[i])))
+        o.out[k++] = o.out[i];
+    o.n -= gone;
+    return o.n;
+  }
+  const ljp_frame *code = is_trace && host_view ? trace_code(s) : NULL;
   if (code) {
-    /* Every view but Lua's holds every host frame, so the frame is there
-     * (past cap it is simply not written).  Folded into its function, the
-     * trace leaves no frame, its machine code neither: its name carries
-     * the trace number, which differs between runs. */
+    /* The frame is there (past cap it is simply not written). */
     size_t i = o.n < o.cap ? o.n : o.cap;
     while (i-- > 0)
       if (o.out[i].kind == LJP_FRAME_HOST && o.out[i].value == code->value &&
-          o.out[i].sym == code->sym)
-        break;
-    if (traces != LJP_TRACES_FUNCTION) {
-      if (i < o.cap)
+          o.out[i].sym == code->sym) {
         o.out[i] = s->trace;
-    } else {
-      if (i < o.cap)
-        memmove(&o.out[i], &o.out[i + 1],
-                ((o.n < o.cap ? o.n : o.cap) - i - 1) * sizeof(*o.out));
-      o.n--;
-    }
+        break;
+      }
   } else if (trace_on_top)
     emit(&o, &s->trace);
   return o.n;

@@ -374,6 +374,15 @@ START_TEST(traces_x1_in_place) {
   ck_assert_str_eq(s, "main;lua_pcall;lj_vm_interpreter;@a.lua:0;@a.lua:4;"
                       "__sin_fma 1\n");
   free(s);
+  /* the VM state may lag behind the code: a FFUNC sample whose PC is in
+   * a trace loses the trace's frame too */
+  w = begin_x1();
+  ljp_frame lff[] = {LF(P_MAIN, 0), LF(P_F, 4), FF(41)};
+  sample_x1(w, LJP_VMST_FFUNC, 0, 0, lff, N(lff), host, N(host) - 1);
+  s = fold_opts(w, LJP_VIEW_MERGED, LJP_TRACES_FUNCTION);
+  ck_assert_str_eq(s, "main;lua_pcall;lj_vm_interpreter;@a.lua:0;@a.lua:4;"
+                      "math.sqrt 1\n");
+  free(s);
   w = begin_x1();
   sample_x1(w, LJP_VMST_TRACE, 0, 1, lua, N(lua), host, N(host));
   s = fold_opts(w, LJP_VIEW_LUA, LJP_TRACES_UNDER);
