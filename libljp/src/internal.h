@@ -253,7 +253,7 @@ recmemo *recmemo_new(void);
 size_t recmemo_deps(recmemo_ent *e);
 void recmemo_free(recmemo *m);
 /* The entry whose stack bytes begin p (avail bytes readable), or NULL. */
-recmemo_ent *recmemo_find(const recmemo *m, const uint8_t *p, size_t avail,
+recmemo_ent *recmemo_find(recmemo *m, const uint8_t *p, size_t avail,
                           int has_lua);
 /* Remembers the len stack bytes at p and their resolved frames (or
  * refreshes the entry of the same bytes); may decline. */

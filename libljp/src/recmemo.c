@@ -50,6 +50,7 @@ struct recmemo {
    * entries leave their bits behind until the next rebuild. */
   uint64_t pre[(1u << PRE_BITS) / 64];
   unsigned evicted;        /* since the last rebuild */
+  uint32_t last;           /* the entry found or stored last, or NONE */
   size_t bytes;           /* held by entries */
   size_t max_len;         /* longest entry: how far a lookup may hash */
   unsigned hand;          /* next entry to evict (first in, first out) */
@@ -121,6 +122,7 @@ recmemo *recmemo_new(void) {
     return NULL;
   for (size_t i = 0; i < (1u << BUCKET_BITS); i++)
     m->bucket[i] = NONE;
+  m->last = NONE;
   return m;
 }
 
@@ -132,10 +134,18 @@ void recmemo_free(recmemo *m) {
   free(m);
 }
 
-recmemo_ent *recmemo_find(const recmemo *m, const uint8_t *p, size_t avail,
+recmemo_ent *recmemo_find(recmemo *m, const uint8_t *p, size_t avail,
                           int has_lua) {
   if (!m->count)
     return NULL;
+  /* Samples come in runs of one stack: the last entry is tried first,
+   * with a memcmp and no hashing. */
+  if (m->last != NONE) {
+    recmemo_ent *e = &m->ent[m->last];
+    if (e->frames && e->has_lua == has_lua && e->len <= avail &&
+        memcmp(e->raw, p, e->len) == 0)
+      return e;
+  }
   size_t limit = avail < m->max_len ? avail : m->max_len;
   if (limit < MIN_LEN)
     return NULL;
@@ -148,10 +158,12 @@ recmemo_ent *recmemo_find(const recmemo *m, const uint8_t *p, size_t avail,
     uint64_t k = lanes_key(&l, off);
     for (uint32_t i = m->bucket[k >> (64 - BUCKET_BITS)]; i != NONE;
          i = m->ent[i].next) {
-      const recmemo_ent *e = &m->ent[i];
+      recmemo_ent *e = &m->ent[i];
       if (e->key == k && e->has_lua == has_lua && e->len <= avail &&
-          memcmp(e->raw, p, e->len) == 0)
-        return (recmemo_ent *)e;
+          memcmp(e->raw, p, e->len) == 0) {
+        m->last = i;
+        return e;
+      }
     }
     if (off + BLK > limit || !pre_has(m, k))
       return NULL;
@@ -316,6 +328,7 @@ void recmemo_store(recmemo *m, const uint8_t *p, size_t len, int has_lua,
   uint32_t *b = bucket_of(m, k);
   e->next = *b;
   *b = idx;
+  m->last = idx;
   m->bytes += cost;
   m->count++;
   if (len > m->max_len)
