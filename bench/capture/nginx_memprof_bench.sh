@@ -101,7 +101,9 @@ while [ $p -le "$pairs" ]; do
   set -- $prof
   ratio=$(awk -v a="$1" -v b="$plain_rps" 'BEGIN { printf "%.3f", a / b }')
   echo "$ratio" >> "$ngx_run/ratios"
-  awk -v a="$3" -v b="$plain_us" 'BEGIN { printf "%.3f\n", a / b }' \
+  # A run whose workers could not be read (they were gone) has no CPU
+  # figure (0.0): left out.
+  awk -v a="$3" -v b="$plain_us" 'BEGIN { if (a > 0 && b > 0) printf "%.3f\n", a / b }' \
     >> "$ngx_run/cpuratios"
   printf '%4d %12s %12s %8s %10s %10s %10s\n' "$p" "$plain_rps" "$1" "$ratio" \
     "$2" "$plain_us" "$3"
