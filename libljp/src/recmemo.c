@@ -11,15 +11,17 @@
  * Recognising needs no delimiting scan.  The stack grammar is prefix-free
  * (the parser is deterministic and stops by itself), so when the input
  * begins with the bytes of an earlier successful record, it holds exactly
- * that record again.  The lookup hashes the input in 32-byte blocks with
- * four independent lanes and, at every block boundary, probes a table for
- * entries whose last whole block ends there; a candidate is accepted only
- * after a memcmp of all its bytes.  Every read stays inside the bytes the
+ * that record again.  The lookup tries the entry found last (samples come
+ * in runs), then hashes the input in 64-byte blocks with four independent
+ * lanes and, at every block boundary, probes a table for entries whose
+ * last whole block ends there; a candidate is accepted only after a memcmp
+ * of all its bytes.  A bit filter of the boundaries some entry goes past
+ * stops the lookup of an unknown record early.  Every read stays inside the bytes the
  * caller says are available, so a record cut by the end of the input is
  * never matched and falls through to the decoder and its messages.
  *
  * Memory is bounded: a fixed number of entries and a byte budget, evicted
- * first in, first out.  A record is stored only the second time its bytes
+ * first in, first out (once full, rarely: see FULL_ADMIT).  A record is stored only the second time its bytes
  * are seen, so streams without repetition pay no copies.
  */
 #include "internal.h"
