@@ -120,9 +120,30 @@ static int grow_coro(exp_state *s, size_t n) {
   return 0;
 }
 
+/* What a sample's stack is made of (its time and coroutine aside): equal
+ * samples fold to the same stack while the symbols stay the same, so this
+ * is the tracker's guess key (FNV-1a over the fields). */
+static uint64_t sample_key(const ljp_sample *s) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+#define MIX(v) (h = (h ^ (uint64_t)(v)) * 0x100000001b3ULL)
+  MIX(s->vmstate);
+  MIX(s->flags);
+  MIX(s->trace.value);
+  MIX(s->lua_count);
+  for (size_t i = 0; i < s->lua_count; i++) {
+    MIX(s->lua[i].kind);
+    MIX(s->lua[i].value);
+    MIX(s->lua[i].line);
+  }
+  for (size_t i = 0; i < s->host_count; i++)
+    MIX(s->host[i].value);
+#undef MIX
+  return h;
+}
+
 /* Records where the sample just folded into c's tree landed. */
-static int track_sample(coro_prof *c) {
-  uint32_t leaf = fold_track_leaf(&c->track, c->t);
+static int track_sample(coro_prof *c, const ljp_sample *s) {
+  uint32_t leaf = fold_track_leaf(&c->track, c->t, sample_key(s));
   if (leaf == UINT32_MAX)
     return -1;
   if (leaf == 0)
@@ -167,7 +188,7 @@ static int add_sample(exp_state *s, const ljp_reader *r, const ljp_event *ev) {
   ljp_folder *f = folder_for(c->t, &c->f, &s->fo);
   if (!f || ljp_folder_add(f, r, ev) != LJP_OK)
     return -1;
-  return track_sample(c);
+  return track_sample(c, sm);
 }
 
 static int add_mem(exp_state *s, const ljp_reader *r, const ljp_event *ev) {

@@ -7,7 +7,6 @@
 #include "export.h"
 #include "internal.h"
 
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,10 +69,19 @@ static void json_cstring(ljp_xout *o, const char *s) {
   json_string(o, s, strlen(s));
 }
 
+/* Digits by hand: a file holds a frame index per frame of every sample,
+ * millions of them, and snprintf was most of the export's time. */
 static void json_int(ljp_xout *o, int64_t v) {
-  char b[32];
-  int n = snprintf(b, sizeof(b), "%" PRId64, v);
-  ljp_xout_write(o, b, (size_t)n);
+  char b[24];
+  size_t i = sizeof(b);
+  uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+  do {
+    b[--i] = (char)('0' + u % 10);
+    u /= 10;
+  } while (u);
+  if (v < 0)
+    b[--i] = '-';
+  ljp_xout_write(o, b + i, sizeof(b) - i);
 }
 
 static void lit(ljp_xout *o, const char *s) { ljp_xout_write(o, s, strlen(s)); }
