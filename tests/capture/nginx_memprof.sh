@@ -18,7 +18,10 @@
 # report and --leak-only, ljpfold --weight=live), its counters (logged at
 # exit) equal the events in the file, the live-heap fold has the leaking
 # line as its heaviest stack, holding at least the strings the worker
-# kept, and `ljpdump --leak-only` lists that line first.
+# kept, and `ljpdump --leak-only` lists that line first (the leak checks
+# skip a worker that no /hot request reached; one at least must be
+# checked).  The wrk script (nginx/memprof_wrk.lua) pauses 1 ms between
+# a connection's requests, which bounds the profiles' size.
 # Knobs: NGINX_DURATION (wrk seconds, 3).  Exit status 0 when every check
 # passes.
 set -eu
@@ -59,11 +62,12 @@ cp "$here/memprof_handler.lua" "$ngx_run/lua/ljp_memprof_handler.lua"
 chmod -R a+rX "$ngx_run/lua"
 # ngx_start and ngx_wrk read nginx.conf.in and wrk.lua under
 # $ngx_src/tests/capture/nginx: a source folder of their own gives them
-# the memprof configuration and the usual wrk script.
+# the memprof configuration and a wrk script whose pauses bound the size
+# of the profiles.
 mp_src=$ngx_run/src
 mkdir -p "$mp_src/tests/capture/nginx"
 cp "$here/memprof.conf.in" "$mp_src/tests/capture/nginx/nginx.conf.in"
-cp "$here/wrk.lua" "$mp_src/tests/capture/nginx/wrk.lua"
+cp "$here/memprof_wrk.lua" "$mp_src/tests/capture/nginx/wrk.lua"
 ngx_src=$mp_src
 out=$ngx_build/nginx-memprof-result
 rm -rf "$out"
@@ -93,6 +97,7 @@ fi
 leakline=$(grep -n -- '-- LEAK HERE$' "$here/memprof_handler.lua" | cut -d: -f1)
 chunk="@$ngx_run/lua/ljp_memprof_handler.lua"
 tree=$ngx_tree
+leakers=0
 for p in $workers; do
   f=$out/mem-$p.bin
   if [ ! -f "$f" ]; then
@@ -117,6 +122,12 @@ for p in $workers; do
     fail "worker $p: report() says $(field events "$rep") events, the file $nev"
   [ "$(field dropped "$rep")" = 0 ] || fail "worker $p: $(field dropped "$rep") dropped"
   kept=$(field kept "$rep")
+  # The kernel may hand every connection to the other worker.
+  if [ "${kept:-0}" = 0 ]; then
+    echo "worker $p: $(field events "$rep") events, no /hot request reached it"
+    continue
+  fi
+  leakers=$((leakers + 1))
   # The heaviest live stack: the leaking line of the handler.
   top=$(awk '$NF + 0 > w { w = $NF + 0; s = $0; sub(/ [0-9]+$/, "", s) }
     END { print w " " s }' "$f.live")
@@ -128,8 +139,7 @@ for p in $workers; do
   # A kept string ("/hot-N-" and 160 x, ~172 bytes) takes about 200
   # bytes (a 24-byte header, the length rounded up), plus its share of the
   # kept table's array (8 to 16 bytes a slot, the array doubles).
-  [ "${kept:-0}" -gt 0 ] && [ "$live" -ge $((kept * 192)) ] &&
-    [ "$live" -le $((kept * 256)) ] ||
+  [ "$live" -ge $((kept * 192)) ] && [ "$live" -le $((kept * 256 + 4096)) ] ||
     fail "worker $p: $live live bytes at the leak for $kept kept strings"
   first=$(sed -n '2p' "$f.leaks")
   case $first in
@@ -139,6 +149,7 @@ for p in $workers; do
   echo "worker $p: $(field events "$rep") events, $kept strings kept;" \
     "live at line $leakline: $live bytes; --leak-only: ${first#"$chunk":}"
 done
+[ $leakers -gt 0 ] || fail "no worker kept a string"
 echo "nginx_memprof.sh: $(($(date +%s) - t0)) s, profiles in $out"
 if [ $failures = 0 ]; then
   echo "1 passed, 0 failed"
