@@ -80,6 +80,7 @@ typedef struct exp_state {
   ljp_tree *mem[M_N];
   ljp_folder *mem_f[M_N];
   uint64_t interval_ns;      /* the first stream's, or --interval */
+  ljp_timer timer;           /* the first stream's that names one */
   uint64_t duration_ns;      /* summed over the inputs */
   int interval_mixed;
 } exp_state;
@@ -253,10 +254,13 @@ static ljp_status export_pprof(exp_state *s, FILE *out) {
     po.ntypes = 1;
     po.vmstate_labels = !s->x->vmstate_given;
     if (s->interval_ns && s->interval_ns <= INT64_MAX) {
-      po.types[1] = (ljp_export_type){"cpu", "nanoseconds", s->all,
+      /* A wall-clock timer samples time off the CPU too: pprof and the
+       * backends call that "wall", not "cpu". */
+      const char *what = s->timer == LJP_TIMER_WALL ? "wall" : "cpu";
+      po.types[1] = (ljp_export_type){what, "nanoseconds", s->all,
                                       (int64_t)s->interval_ns};
       po.ntypes = 2;
-      po.period_type = "cpu";
+      po.period_type = what;
       po.period_unit = "nanoseconds";
       po.period = (int64_t)s->interval_ns;
     }
@@ -355,6 +359,8 @@ static int read_inputs(exp_state *s, char **files, int n) {
     else if (iv && iv != s->interval_ns)
       s->interval_mixed = 1;
     s->duration_ns += ljp_reader_time_ns(r);
+    if (s->timer == LJP_TIMER_UNKNOWN)
+      s->timer = ljp_reader_timer(r);
     /* Folders cache this reader's symbols: new ones for the next. */
     free_folders(s);
     ljp_reader_free(r);

@@ -2,9 +2,9 @@
 # go tool pprof reads the pprof export of every bundled capture, and its
 # numbers equal ljp's own (pprof_check.py); the bytes are deterministic,
 # the gzip header carries no time, and --label reaches every sample.
-#   pprof_go.sh LJPFOLD LJPDUMP TESTDATA OUTDIR
+#   pprof_go.sh LJPFOLD LJPDUMP TESTDATA OUTDIR [LJP_SYSPROF_RUN]
 set -eu
-LJPFOLD=$1 LJPDUMP=$2 TESTDATA=$3 OUT=$4
+LJPFOLD=$1 LJPDUMP=$2 TESTDATA=$3 OUT=$4 RUN=${5:-}
 HERE=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$OUT"
 fail=0
@@ -48,6 +48,25 @@ cpu=$(go tool pprof -top -unit=ns -sample_index=cpu "$OUT/iv.pb.gz" 2>/dev/null 
 if [ "$cpu" != "$((samples * 1000000))" ]; then
   echo "FAIL: --interval=1ms: cpu $cpu ns for $samples samples"
   fail=1
+fi
+# A capture with the wall-clock timer: its time is wall, not cpu.
+if [ -n "$RUN" ]; then
+  printf 'local t = os.clock()\nlocal x = 0\nwhile os.clock() - t < 0.1 do x = x + math.sin(x) end\n' \
+    > "$OUT/spin.lua"
+  "$RUN" -t wall -i 1 -o "$OUT/wall.bin" "$OUT/spin.lua" 2>/dev/null
+  "$LJPFOLD" --format=pprof -o "$OUT/wall.pb.gz" "$OUT/wall.bin"
+  types=$(go tool pprof -raw "$OUT/wall.pb.gz" 2>/dev/null | sed -n 's/^PeriodType: //p')
+  if [ "$types" != "wall nanoseconds" ]; then
+    echo "FAIL: wall-clock capture: period type '$types'"
+    fail=1
+  fi
+  samples=$("$LJPFOLD" "$OUT/wall.bin" | awk '{s += $NF} END {print s}')
+  wall=$(go tool pprof -top -unit=ns -sample_index=wall "$OUT/wall.pb.gz" 2>/dev/null |
+         sed -n 's/.* of \([0-9]*\)ns total.*/\1/p' | head -1)
+  if [ -z "$samples" ] || [ "$wall" != "$((samples * 1000000))" ]; then
+    echo "FAIL: wall-clock capture: $wall ns for $samples samples"
+    fail=1
+  fi
 fi
 [ $fail -eq 0 ] && echo "pprof export: $n captures read by go tool pprof"
 exit $fail
