@@ -154,6 +154,20 @@ static void merged(out_buf *o, const ljp_sample *s, size_t *entries,
     if (is_boundary(LUA(s, i)) || i + 1 == nl)
       seg_end[nseg++] = i + 1;
   size_t virt = 0; /* segments with no host frame before them */
+  if (!incomplete && nl && nentries > nseg &&
+      ((s->has_time && (s->flags & LJP_SAMPLE_LUA_INCOMPLETE)) ||
+       LUA(s, nl - 1)->kind == LJP_FRAME_LUA)) {
+    /* More entries than the Lua stack has segments.  A running Lua
+     * function runs in the innermost VM activation, so when the innermost
+     * frame is one (or the x1 flag says the Lua stack was cut on its outer
+     * side, caught mid-update) the segments go after the innermost
+     * entries and the outer entries are plain host frames.  (When a C
+     * function runs, extra inner entries may be its own calls into the
+     * VM, such as load's lua_cpcall of the parser: matched from the
+     * outside as before.) */
+    memmove(&entries[0], &entries[nentries - nseg], nseg * sizeof(*entries));
+    nentries = nseg;
+  }
   if (incomplete) {
     /* The stack was cut on its outer side: the entries that are left are
      * the innermost ones and lead to the innermost segments.  The outer

@@ -335,6 +335,26 @@ START_TEST(stripped_lua_c_lua) {
 }
 END_TEST
 
+/* A Lua stack cut on its outer side (x1 LUA_INCOMPLETE, caught
+ * mid-update): its frames run in the innermost activation, not under
+ * lua_cpcall (before: "main;lua_cpcall;lj_vm_interpreter;@a.lua:10;
+ * luajit+0x886b;lua_pcall;...;my_cfunc;lj_vm_interpreter"). */
+START_TEST(cut_lua_stack) {
+  ljp_frame lua[] = {LF(P_CMP, 10)};
+  uint64_t host[] = {A_START, A_LIBC, A_MAIN, A_CPCALL, A_VM, A_DOCALL,
+                     A_PCALL, A_VM, A_MYC, A_VM};
+  ljp_writer *w = begin_x1();
+  sample_x1(w, LJP_VMST_LFUNC, LJP_SAMPLE_LUA_INCOMPLETE, 0, lua, N(lua),
+            host, N(host));
+  char *s = fold(w, LJP_VIEW_MERGED);
+  ck_assert_str_eq(s, "_start;__libc_start_main;main;lua_cpcall;"
+                      "lj_vm_interpreter;luajit+0x886b;lua_pcall;"
+                      "lj_vm_interpreter;my_cfunc;lj_vm_interpreter;"
+                      "@a.lua:10 1\n");
+  free(s);
+}
+END_TEST
+
 /* ---- traces ---- */
 
 START_TEST(traces_ljp2_modes) {
@@ -473,6 +493,7 @@ int main(void) {
   tcase_add_test(tc, host_incomplete_decision);
   tcase_add_test(tc, stripped_coroutine);
   tcase_add_test(tc, stripped_lua_c_lua);
+  tcase_add_test(tc, cut_lua_stack);
   tcase_add_test(tc, traces_ljp2_modes);
   tcase_add_test(tc, traces_x1_in_place);
   tcase_add_test(tc, traces_stable_across_runs);
