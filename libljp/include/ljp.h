@@ -482,6 +482,12 @@ typedef struct ljp_stack_options {
  *     comes first (entries outer to those of the other segments are plain
  *     host frames); with no Lua frame the mark is the root.
  *   - host view: the mark, then the partial host stack.
+ * Entries are the lua_*call API, the VM's entries and each
+ * lj_vm_interpreter frame (a stripped interpreter's activation); a Lua
+ * stack holding coroutine.resume or a coroutine.wrap function (ffids 35,
+ * 36) carries its resumers, so coroutine switches are entries too.  More
+ * entries than Lua segments with a Lua function innermost (or an x1 Lua
+ * stack flagged cut): the segments follow the innermost entries.
  *   - Lua and reference views: unchanged (no host frame / the reference's
  *     own merge).
  * The frames point into the sample or its reader (marks: static storage):
