@@ -362,9 +362,15 @@ int db_open(const char *path, db_mode mode, sqlite3 **out, char *err,
   /* A concurrent import holds the write lock for its whole run; readers and
    * a second importer wait for it rather than fail at once. */
   sqlite3_busy_timeout(db, 10000);
-  if (pragma_int(db, "PRAGMA application_id", &appid) ||
+  /* One read transaction for the three: another importer creating the
+   * schema commits between two of them otherwise, and the file then looks
+   * like a foreign database (tables, but application_id 0). */
+  int rd = sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
+  if (rd != SQLITE_OK ||
+      pragma_int(db, "PRAGMA application_id", &appid) ||
       pragma_int(db, "PRAGMA user_version", &version) ||
-      pragma_int(db, "SELECT count(*) FROM sqlite_master", &objects)) {
+      pragma_int(db, "SELECT count(*) FROM sqlite_master", &objects) ||
+      sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
     snprintf(err, errlen, "cannot read database: %s", sqlite3_errmsg(db));
     sqlite3_close(db);
     return -1;
