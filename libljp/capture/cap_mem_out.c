@@ -227,16 +227,21 @@ static uint64_t proto_val(uint64_t chunk, uint32_t firstline)
   return chunk * 31 + firstline + 1;
 }
 
+/* The symbol checks are split: the common case (written already) inline
+ * in cap_mem_out_event, the rest out of line, so that the event's path
+ * saves no registers for code it does not run. */
+#if defined(__GNUC__)
+#define COLD __attribute__((noinline, cold))
+#else
+#define COLD
+#endif
+
 /* Writes the symbol of prototype pt unless written as it is. */
-static int sym_proto(uint64_t pt, uint64_t chunk, uint32_t firstline)
+static COLD int sym_proto_slow(uint64_t pt, uint64_t chunk, uint32_t firstline)
 {
   size_t j, len;
   uint64_t v = proto_val(chunk, firstline);
   const char *s;
-  /* Runs of allocations come from one function: the last one found
-   * spares the table. */
-  if (pt == M.last_pt && v == M.last_pval)
-    return 1;
   j = lookup(&M.pkeys, &M.pvals, &M.pcap, M.pcount, pt);
   if (j != SIZE_MAX && M.pkeys[j] == pt && M.pvals[j] == v) {
     M.last_pt = pt;
@@ -263,6 +268,14 @@ static int sym_proto(uint64_t pt, uint64_t chunk, uint32_t firstline)
     M.last_pval = v;
   }
   return 1;
+}
+
+/* Runs of allocations come from one function: the last prototype and C
+ * function found written spare the tables. */
+static inline int sym_proto(uint64_t pt, uint64_t chunk, uint32_t firstline)
+{
+  return (pt == M.last_pt && proto_val(chunk, firstline) == M.last_pval) ||
+         sym_proto_slow(pt, chunk, firstline);
 }
 
 /* The name of a C function: a builtin's name, its symbol when one starts
@@ -292,12 +305,10 @@ static void cfunc_name(uint64_t addr, unsigned ffid, char *out, size_t outlen)
   }
 }
 
-static int sym_cfunc(uint64_t addr, unsigned ffid)
+static COLD int sym_cfunc_slow(uint64_t addr, unsigned ffid)
 {
   size_t j, len;
   char name[256];
-  if (!addr || addr == M.last_cf)
-    return 1;
   j = lookup(&M.ckeys, NULL, &M.ccap, M.ccount, addr);
   if (j != SIZE_MAX && M.ckeys[j] == addr) {
     M.last_cf = addr;
@@ -324,12 +335,10 @@ static int sym_cfunc(uint64_t addr, unsigned ffid)
  * allocates in the assembler (lj_trace_alloc under the ASM VM state):
  * until the wrapper sees such an allocation (trace_gen), a trace checked
  * once is not read again. */
-static int sym_trace(uint32_t traceno)
+static COLD int sym_trace_slow(uint32_t traceno)
 {
   cap_vm_trace t;
   cap_mem_trace *c;
-  if (traceno < M.ntraces && M.traces[traceno].gen == M.trace_gen)
-    return 1;
   if (!M.sl.traces || !cap_vm_site_trace(&M.vm, &M.sl, traceno, &t))
     return 1;             /* written without a symbol: "TRACE [n]" */
   if (traceno >= M.ntraces) {
@@ -358,6 +367,17 @@ static int sym_trace(uint32_t traceno)
   c->line = t.line;
   c->gen = M.trace_gen;
   return 1;
+}
+
+static inline int sym_cfunc(uint64_t addr, unsigned ffid)
+{
+  return !addr || addr == M.last_cf || sym_cfunc_slow(addr, ffid);
+}
+
+static inline int sym_trace(uint32_t traceno)
+{
+  return (traceno < M.ntraces && M.traces[traceno].gen == M.trace_gen) ||
+         sym_trace_slow(traceno);
 }
 
 void cap_mem_out_event(const cap_mem_event *e)
