@@ -108,12 +108,12 @@ int dec_ljm_record(ljp_reader *r, cursor *c) {
     break;
   }
   if (ev != LJP_MEM_ALLOC) {
-    GET_ULEB(r, c, m->old_addr, "ULEB128 old block address of a memprof event");
-    GET_ULEB(r, c, m->old_size, "ULEB128 old block size of a memprof event");
+    GET_ULEB_W(r, c, m->old_addr, "ULEB128 old block address of a memprof event");
+    GET_ULEB_W(r, c, m->old_size, "ULEB128 old block size of a memprof event");
   }
   if (ev != LJP_MEM_FREE) {
-    GET_ULEB(r, c, m->new_addr, "ULEB128 new block address of a memprof event");
-    GET_ULEB(r, c, m->new_size, "ULEB128 new block size of a memprof event");
+    GET_ULEB_W(r, c, m->new_addr, "ULEB128 new block address of a memprof event");
+    GET_ULEB_W(r, c, m->new_size, "ULEB128 new block size of a memprof event");
   }
   /* The whole record is in: resolve its location against the table as it
    * stands now (T10). */
@@ -123,10 +123,8 @@ int dec_ljm_record(ljp_reader *r, cursor *c) {
     f->kind = LJP_FRAME_LUA;
     f->value = a;
     f->line = b;
-    f->sym = symtab_proto(&r->syms, a);
-    if (f->sym)
-      symtab_use_chunk(&r->syms, f->sym);
-    else
+    f->sym = reader_proto(r, a);
+    if (!f->sym)
       f->proto = reader_cfloor(r, a);
     break;
   case LJP_SRC_CFUNC:

@@ -121,23 +121,11 @@ static void resolve_frame(ljp_reader *r, ljp_frame *f) {
   f->sym = f->proto = NULL;
   f->mcode = 0;
   switch (f->kind) {
-  case LJP_FRAME_LUA: {
-    size_t i = (size_t)(ljp_hash64(f->value) & (PROTO_CACHE_SIZE - 1));
-    if (r->pc_stamp[i] == r->pc_gen && r->pc_addr[i] == f->value) {
-      f->sym = r->pc_sym[i];
-      break;
-    }
-    f->sym = symtab_proto(&r->syms, f->value);
-    if (f->sym) {
-      symtab_use_chunk(&r->syms, f->sym);
-      r->pc_addr[i] = f->value;
-      r->pc_sym[i] = f->sym;
-      r->pc_stamp[i] = r->pc_gen;
-    } else {
+  case LJP_FRAME_LUA:
+    f->sym = reader_proto(r, f->value);
+    if (!f->sym)
       f->proto = reader_cfloor(r, f->value);
-    }
     break;
-  }
   case LJP_FRAME_CFUNC:
   case LJP_FRAME_HOST:
     f->sym = reader_cfloor(r, f->value);

@@ -70,10 +70,8 @@ void input_close(ljp_input *in) {
   in->fd = -1;
 }
 
-#define RELEASE_STEP (2u << 20)
-
 void input_release(ljp_input *in, uint64_t pos) {
-  if (!in->map || pos < in->map_dropped + RELEASE_STEP)
+  if (!in->map || pos < in->map_dropped + INPUT_RELEASE_STEP)
     return;
   long page = sysconf(_SC_PAGESIZE);
   size_t upto = (size_t)pos & ~((size_t)(page > 0 ? page : 4096) - 1);

@@ -15,6 +15,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <string.h>
 
 #if defined(__GNUC__)
 #define LJP_API __attribute__((visibility("default")))
@@ -95,6 +96,7 @@ void input_close(ljp_input *in);
  * profile is read once, front to back, and its pages must not pile up in
  * the process's resident set. */
 void input_release(ljp_input *in, uint64_t pos);
+#define INPUT_RELEASE_STEP (2u << 20) /* bytes given back at a time */
 
 /* ---- symbol table ---- */
 
@@ -261,6 +263,36 @@ void recmemo_store(recmemo *m, const uint8_t *p, size_t len, int has_lua,
                    const ljp_frame *lua, size_t nlua, const ljp_frame *host,
                    size_t nhost, const recmemo_stamp *st);
 
+/* As cur_uleb, but up to 8 bytes at once with no branch per byte: the
+ * end is the first byte below 0x80, and the 7-bit groups are packed in
+ * three halving steps.  For fields whose length varies from record to
+ * record (memprof block addresses and sizes), where the byte loop's exit
+ * is mispredicted; where lengths repeat (sysprof stacks) the byte loop is
+ * faster, its cursor advancing ahead of the loads. */
+static inline int cur_uleb_w(cursor *c, uint64_t *out) {
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) &&                          \
+    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  const uint8_t *p = c->p;
+  if (LJP_LIKELY(c->end - p >= 8)) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    uint64_t stop = ~w & 0x8080808080808080ULL;
+    if (LJP_LIKELY(stop != 0)) {
+      unsigned n = (unsigned)(__builtin_ctzll(stop) >> 3) + 1;
+      uint64_t x = n == 8 ? w : w & ((1ULL << (8 * n)) - 1);
+      x &= 0x7f7f7f7f7f7f7f7fULL;
+      x = (x & 0x007f007f007f007fULL) | ((x & 0x7f007f007f007f00ULL) >> 1);
+      x = (x & 0x00003fff00003fffULL) | ((x & 0x3fff00003fff0000ULL) >> 2);
+      x = (x & 0x000000000fffffffULL) | ((x & 0x0fffffff00000000ULL) >> 4);
+      *out = x;
+      c->p = p + n;
+      return CUR_OK;
+    }
+  }
+#endif
+  return cur_uleb(c, out);
+}
+
 /* ---- the reader ---- */
 
 enum reader_state {
@@ -367,10 +399,35 @@ int dec_sym_trace(ljp_reader *r, cursor *c, ljp_symbol *d, int with_mcode);
       return reader_field_fail((r), rc_, off_, (what));                       \
   } while (0)
 
+/* GET_ULEB with cur_uleb_w. */
+#define GET_ULEB_W(r, c, dst, what)                                           \
+  do {                                                                        \
+    uint64_t off_ = cur_off(c);                                               \
+    int rc_ = cur_uleb_w((c), &(dst));                                        \
+    if (LJP_UNLIKELY(rc_))                                                    \
+      return reader_field_fail((r), rc_, off_, (what));                       \
+  } while (0)
+
 /* Symbol events shared by the three decoders. */
 int reader_define(ljp_reader *r, ljp_symbol *def, int initial,
                   uint8_t header, uint64_t off);
 const ljp_symbol *reader_cfloor(ljp_reader *r, uint64_t addr);
+
+/* The prototype at addr (its chunk's alias numbered), through the
+ * reader's direct-mapped cache. */
+static inline const ljp_symbol *reader_proto(ljp_reader *r, uint64_t addr) {
+  size_t i = (size_t)(ljp_hash64(addr) & (PROTO_CACHE_SIZE - 1));
+  if (r->pc_stamp[i] == r->pc_gen && r->pc_addr[i] == addr)
+    return r->pc_sym[i];
+  const ljp_symbol *s = symtab_proto(&r->syms, addr);
+  if (s) {
+    symtab_use_chunk(&r->syms, s);
+    r->pc_addr[i] = addr;
+    r->pc_sym[i] = s;
+    r->pc_stamp[i] = r->pc_gen;
+  }
+  return s;
+}
 /* Fills a trace frame: number, line carried, proto named by the record. */
 void reader_trace_frame(ljp_reader *r, ljp_frame *f, uint64_t traceno,
                         uint64_t proto, uint64_t line);

@@ -462,7 +462,12 @@ LJP_API ljp_status ljp_reader_next(ljp_reader *r, const ljp_event **ev) {
     return LJP_E_ARG;
   size_t want = 64;
   for (;;) {
-    long long have = input_fill(&r->in, r->pos, want);
+    /* Whole inputs (memory, mapped files) have every byte already. */
+    long long have =
+        r->in.eof ? (r->in.base + r->in.len > r->pos
+                         ? (long long)(r->in.base + r->in.len - r->pos)
+                         : 0)
+                  : input_fill(&r->in, r->pos, want);
     if (have < 0) {
       int e = errno;
       if (e == ENOMEM) /* the window could not grow */
@@ -496,7 +501,8 @@ LJP_API ljp_status ljp_reader_next(ljp_reader *r, const ljp_event **ev) {
     if (rc == LJP_OK) {
       uint64_t end = cur_off(&c);
       /* Everything before this record is done with (symbols are copied). */
-      input_release(&r->in, r->pos);
+      if (r->in.map && r->pos >= r->in.map_dropped + INPUT_RELEASE_STEP)
+        input_release(&r->in, r->pos);
       r->ev.raw = r->in.data + (size_t)(r->pos - r->in.base);
       r->ev.raw_len = (size_t)(end - r->pos);
       r->pos = end;
