@@ -10,6 +10,7 @@
 #              1..404 frames deep, host stacks of ~13 frames, 41 % TRACE
 #              samples, 605 distinct stacks, trace and prototype churn
 #   fold.ljp   bench/fold's sysprof shape: 1000 distinct 400-deep stacks
+#   mem.ljm    bench/fold's memprof shape (decode-only and ljpfold rows)
 # Baselines: `cat FILE >/dev/null` and `ljpdump --summary` (decode only);
 # flamegraph.pl (when its path is given) for ljpsvg, on 20 k collapsed
 # lines made by bench/svg/gen_folded.  CPU time (user + sys), best of
@@ -34,6 +35,7 @@ gen() { # gen NAME ljpgen-options...
 gen issue.ljp --size=38M --depth=404 --host-depth=13 --unique=605 \
     --recursive=100 --trace-pct=41 --trace-churn=200 --proto-churn=127
 gen fold.ljp --size=38M --depth=400 --unique=1000
+gen mem.ljm --kind=memprof --size=38M --unique=1000
 
 # best CMD...: prints "cpu_seconds peak_rss_kib" of the best of REPEAT runs
 best() {
@@ -48,7 +50,7 @@ samples() { "$BUILD/ljpdump/ljpdump" --summary "$1" | sed -n 's/^samples: *//p';
 
 printf '%-28s %-10s %8s %9s %8s %8s %8s\n' command input "cpu s" "MB/s" \
   "RSS MiB" "x cat" "x decode"
-for in in issue.ljp fold.ljp; do
+for in in issue.ljp fold.ljp mem.ljm; do
   f=$WORK/$in
   bytes=$(stat -c %s "$f")
   cat "$f" > /dev/null
@@ -61,6 +63,12 @@ for in in issue.ljp fold.ljp; do
   }
   row "cat" "$cat_s" "$cat_k"
   row "ljpdump --summary (decode)" "$dec_s" "$dec_k"
+  case $in in
+    *.ljm)
+      read -r s k <<< "$(best "$BUILD/ljpfold/ljpfold" "$f")"; row "ljpfold (bytes)" "$s" "$k"
+      awk -v d="$dec_s" -v b="$bytes" 'BEGIN { printf "  decode-only %.0f MB/s (target >= 1000)\n", b / 1e6 / (d > 0 ? d : 1e-4) }'
+      continue ;;
+  esac
   read -r s k <<< "$(best "$BUILD/ljpdump/ljpdump" "$f")"; row "ljpdump (sysprof report)" "$s" "$k"
   read -r s k <<< "$(best "$BUILD/ljpfold/ljpfold" "$f")"; row "ljpfold" "$s" "$k"
   fold_s=$s
