@@ -53,7 +53,11 @@ fi
 if [ -n "$RUN" ]; then
   printf 'local t = os.clock()\nlocal x = 0\nwhile os.clock() - t < 0.1 do x = x + math.sin(x) end\n' \
     > "$OUT/spin.lua"
-  "$RUN" -t wall -i 1 -o "$OUT/wall.bin" "$OUT/spin.lua" 2>/dev/null
+  if ! "$RUN" -t wall -i 1 -o "$OUT/wall.bin" "$OUT/spin.lua" 2>"$OUT/run.log"; then
+    cat "$OUT/run.log"
+    echo "FAIL: $RUN -t wall"
+    exit 1
+  fi
   "$LJPFOLD" --format=pprof -o "$OUT/wall.pb.gz" "$OUT/wall.bin"
   types=$(go tool pprof -raw "$OUT/wall.pb.gz" 2>/dev/null | sed -n 's/^PeriodType: //p')
   if [ "$types" != "wall nanoseconds" ]; then
