@@ -28,9 +28,26 @@
 typedef struct out_buf {
   ljp_frame *out;
   size_t cap, n;
+  int drop_code; /* leave out host frames in trace machine code */
+  const ljp_frame *code;    /* this host frame of the sample ... */
+  const ljp_frame *code_as; /* ... is emitted as this one */
+  int replaced;
 } out_buf;
 
+/* A host frame in the machine code of a trace: ljp's capture core names
+ * trace code "TRACE [<n>] <chunk>:<line>". */
+static int is_trace_code(const ljp_frame *f) {
+  return f->sym && f->sym->name_len > 7 &&
+         strncmp(f->sym->name, "TRACE [", 7) == 0;
+}
+
 static void emit(out_buf *o, const ljp_frame *f) {
+  if (o->drop_code && f->kind == LJP_FRAME_HOST && is_trace_code(f))
+    return;
+  if (f == o->code) {
+    f = o->code_as;
+    o->replaced = 1;
+  }
   if (o->n < o->cap)
     o->out[o->n] = *f;
   o->n++;
@@ -305,13 +322,6 @@ LJP_API int ljp_sample_host_incomplete(const ljp_sample *s) {
   return 1;
 }
 
-/* A host frame in the machine code of a trace: ljp's capture core names
- * trace code "TRACE [<n>] <chunk>:<line>". */
-static int is_trace_code(const ljp_frame *f) {
-  return f->sym && f->sym->name_len > 7 &&
-         strncmp(f->sym->name, "TRACE [", 7) == 0;
-}
-
 /* The host frame in the machine code of an x1 TRACE sample's trace, or
  * NULL: the innermost host frame named "TRACE [<n>]", n its number. */
 static const ljp_frame *trace_code(const ljp_sample *s) {
@@ -348,11 +358,16 @@ static int trace_function(const ljp_sample *s, ljp_frame *fn) {
 LJP_API size_t ljp_sample_stack_ex(const ljp_sample *s,
                                    const ljp_stack_options *opt,
                                    ljp_frame *out, size_t cap) {
-  out_buf o = {out, out ? cap : 0, 0};
+  out_buf o = {out, out ? cap : 0, 0, 0, NULL, NULL, 0};
   if (!s)
     return 0;
   ljp_stack_view view = opt ? opt->view : LJP_VIEW_MERGED;
   ljp_trace_mode traces = opt ? opt->traces : LJP_TRACES_UNDER;
+  /* Folded into their functions, traces leave no frame, their machine
+   * code neither (in any sample: the VM state may lag behind the code):
+   * its name carries the trace number, which differs between runs. */
+  o.drop_code = traces == LJP_TRACES_FUNCTION &&
+                (view == LJP_VIEW_MERGED || view == LJP_VIEW_HOST);
   int is_trace = s->vmstate == LJP_VMST_TRACE &&
                  s->trace.kind == LJP_FRAME_TRACE;
   /* ljp 1 and 2 trace samples have no stacks: the trace and the function
@@ -386,6 +401,13 @@ LJP_API size_t ljp_sample_stack_ex(const ljp_sample *s,
   }
   static const ljp_frame mark = {LJP_FRAME_MARK, LJP_MARK_HOST_INCOMPLETE,
                                  0, NULL, NULL, 0};
+  /* x1: the host stack may hold the trace's machine code itself (named
+   * "TRACE [n] ..."), with the C functions the trace called inside it.  The trace stands there, in
+   * place of that frame; in any other case on top of the stack. */
+  if (trace_on_top && (view == LJP_VIEW_MERGED || view == LJP_VIEW_HOST)) {
+    o.code = trace_code(s);
+    o.code_as = &s->trace;
+  }
   switch (view) {
   case LJP_VIEW_LUA:
     for (size_t i = 0; i < s->lua_count; i++)
@@ -406,37 +428,7 @@ LJP_API size_t ljp_sample_stack_ex(const ljp_sample *s,
   }
   if (a != small[0])
     free(a);
-  /* x1: the host stack may hold the trace's machine code itself (ljp's
-   * capture core names it "TRACE [n] ..."), with the C functions the trace
-   * called inside it.  The trace stands there, in place of that frame; in
-   * any other case on top of the stack. */
-  int host_view = view == LJP_VIEW_MERGED || view == LJP_VIEW_HOST;
-  if (traces == LJP_TRACES_FUNCTION && host_view) {
-    /* Folded into their functions, traces leave no frame, their machine
-     * code neither (in any sample: the VM state may lag behind the code):
-     * its name carries the trace number, which differs between runs.
-     * Every host frame is in these views, so the count is exact whatever
-     * cap is. */
-    size_t gone = 0, k = 0, w = o.n < o.cap ? o.n : o.cap;
-    for (size_t i = 0; i < s->host_count; i++)
-      gone += is_trace_code(&s->host[i]);
-    for (size_t i = 0; i < w; i++)
-      if (!(o.out[i].kind == LJP_FRAME_HOST && is_trace_code(&o.out[i])))
-        o.out[k++] = o.out[i];
-    o.n -= gone;
-    return o.n;
-  }
-  const ljp_frame *code = is_trace && host_view ? trace_code(s) : NULL;
-  if (code) {
-    /* The frame is there (past cap it is simply not written). */
-    size_t i = o.n < o.cap ? o.n : o.cap;
-    while (i-- > 0)
-      if (o.out[i].kind == LJP_FRAME_HOST && o.out[i].value == code->value &&
-          o.out[i].sym == code->sym) {
-        o.out[i] = s->trace;
-        break;
-      }
-  } else if (trace_on_top)
+  if (trace_on_top && !o.replaced)
     emit(&o, &s->trace);
   return o.n;
 }

@@ -482,6 +482,88 @@ START_TEST(stack_count_independent_of_cap) {
 }
 END_TEST
 
+/* Random stacks from the symbols above, every view and trace mode, with
+ * and without flags: the count does not depend on the capacity, the Lua
+ * frames appear exactly once and in order in the merged view, and the host
+ * frames that appear keep their order. */
+START_TEST(random_stacks_keep_every_lua_frame) {
+  static const uint64_t hs[] = {A_START, A_LIBC, A_MAIN, A_CPCALL, A_VM,
+                                A_DOCALL, A_PCALL, A_CALL, A_MYC, A_SIN,
+                                A_PMAIN, A_TRACE1, A_PC};
+  uint64_t seed = 12345;
+#define RND(n) ((seed = seed * 6364136223846793005u + 1442695040888963407u), \
+                (size_t)((seed >> 33) % (n)))
+  ljp_writer *w = begin_x1();
+  for (int k = 0; k < 3000; k++) {
+    ljp_frame lua[12];
+    uint64_t host[16];
+    size_t nl = RND(8), nh = RND(14);
+    for (size_t i = 0; i < nl; i++) {
+      size_t c = RND(6);
+      lua[i] = c < 3   ? LF(c == 0 ? P_MAIN : c == 1 ? P_F : P_CO, 4)
+               : c == 3 ? CF(c & 1 ? A_MYC : A_PMAIN)
+               : c == 4 ? FF(35)
+                        : FF(RND(2) ? 41 : 20);
+    }
+    for (size_t i = 0; i < nh; i++)
+      host[i] = hs[RND(sizeof(hs) / sizeof(hs[0]))];
+    uint32_t flags = (uint32_t)RND(4);
+    int vm = RND(5) == 0 ? LJP_VMST_TRACE : LJP_VMST_LFUNC;
+    sample_x1(w, vm, flags, vm == LJP_VMST_TRACE ? 1 : 0, lua, nl, host, nh);
+  }
+  ck_assert_int_eq(ljp_write_stream_end(w), LJP_OK);
+  size_t len;
+  const uint8_t *d = ljp_writer_data(w, &len);
+  ljp_reader *r = ljp_reader_new();
+  ck_assert_int_eq(ljp_reader_open_memory(r, d, len), LJP_OK);
+  const ljp_event *ev;
+  size_t samples = 0;
+  while (ljp_reader_next(r, &ev) == LJP_OK) {
+    if (ev->type != LJP_EV_SAMPLE)
+      continue;
+    const ljp_sample *sm = &ev->u.sample;
+    samples++;
+    for (int v = 0; v < 4; v++)
+      for (int m = 0; m < 3; m++) {
+        ljp_stack_options o = {(ljp_stack_view)v, (ljp_trace_mode)m};
+        ljp_frame big[64];
+        size_t n = ljp_sample_stack_ex(sm, &o, big, 64);
+        ck_assert_uint_le(n, 64);
+        size_t cap = RND(n + 1);
+        ljp_frame small[64];
+        ck_assert_uint_eq(ljp_sample_stack_ex(sm, &o, small, cap), n);
+        for (size_t i = 0; i < cap; i++)
+          ck_assert(small[i].kind == big[i].kind &&
+                    small[i].value == big[i].value);
+        if (v != LJP_VIEW_MERGED)
+          continue;
+        size_t li = sm->lua_count, hi = sm->host_count;
+        for (size_t i = 0; i < n; i++) {
+          const ljp_frame *f = &big[i];
+          if (f->kind == LJP_FRAME_MARK || f->kind == LJP_FRAME_TRACE)
+            continue;
+          if (f->kind == LJP_FRAME_HOST) {
+            while (hi > 0 && sm->host[hi - 1].value != f->value)
+              hi--;
+            ck_assert_msg(hi > 0, "host frame out of order");
+            hi--;
+            continue;
+          }
+          ck_assert_msg(li > 0, "extra Lua frame");
+          li--;
+          ck_assert(sm->lua[li].kind == f->kind &&
+                    sm->lua[li].value == f->value);
+        }
+        ck_assert_msg(li == 0, "a Lua frame was lost");
+      }
+  }
+  ck_assert_uint_eq(samples, 3000);
+  ljp_reader_free(r);
+  ljp_writer_free(w);
+#undef RND
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("stacks");
   TCase *tc = tcase_create("stacks");
@@ -498,6 +580,7 @@ int main(void) {
   tcase_add_test(tc, traces_x1_in_place);
   tcase_add_test(tc, traces_stable_across_runs);
   tcase_add_test(tc, stack_count_independent_of_cap);
+  tcase_add_test(tc, random_stacks_keep_every_lua_frame);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
