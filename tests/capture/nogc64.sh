@@ -1,7 +1,8 @@
 #!/bin/sh
 # Builds LuaJIT 2.1 without GC64 (the other layout of its objects and
 # frames) from the source Debian builds, then the capture core and its
-# tests against it, and runs the VM reader's and the attribution tests.
+# tests against it, and runs the VM reader's, the attribution, the C API
+# and the memory profiler's tests.
 #
 #   tests/capture/nogc64.sh [SRCDIR [BUILDDIR]]
 # Needs: the Debian archive (apt-get source; a deb-src entry is added when
@@ -34,10 +35,12 @@ LD_LIBRARY_PATH="$prefix/lib" "$prefix/bin/luajit" -e \
   'assert(not require("ffi").abi("gc64"), "still a GC64 build")'
 PKG_CONFIG_PATH="$prefix/lib/pkgconfig" cmake -S "$src" -B "$build/build" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLJP_WERROR=ON >/dev/null
-cmake --build "$build/build" -j2 --target test_vm test_truth test_capture
+cmake --build "$build/build" -j2 --target test_vm test_truth test_capture \
+  test_memprof
 export LD_LIBRARY_PATH="$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 ldd "$build/build/tests/capture/test_vm" | grep -q "$prefix/lib/libluajit" ||
   { echo "nogc64.sh: test_vm does not load the non-GC64 LuaJIT" >&2; exit 1; }
 "$build/build/tests/capture/test_vm"
 "$build/build/tests/capture/test_truth"
 "$build/build/tests/capture/test_capture"
+"$build/build/tests/capture/test_memprof"

@@ -25,7 +25,7 @@ sed "s|^prefix=.*|prefix=$root/usr|" "$libdir/pkgconfig/luajit.pc" > "$root/pkgc
 PKG_CONFIG_PATH="$root/pkgconfig" cmake -S "$src" -B "$build/build" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$build/build" -j2 --target test_capture test_truth test_vm \
-  test_names test_unwind capcheck ljp_sysprof ljp_malloc_shim
+  test_names test_unwind test_memprof capcheck ljp_sysprof ljp_malloc_shim
 export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # The test binary must run on luajit2, not on the system's libluajit.
 ldd "$build/build/tests/capture/test_capture" | grep -q "$libdir/libluajit-5.1.so" ||
@@ -37,6 +37,7 @@ ldd "$build/build/tests/capture/test_capture" | grep -q "$libdir/libluajit-5.1.s
 "$build/build/tests/capture/test_truth"
 "$build/build/tests/capture/test_names"
 "$build/build/tests/capture/test_unwind"
+"$build/build/tests/capture/test_memprof"
 # Again with the shim that aborts when a SIGPROF handler allocates.
 LD_PRELOAD="$build/build/tests/capture/libljp_malloc_shim.so" \
   "$build/build/tests/capture/test_capture"

@@ -129,7 +129,7 @@ START_TEST(sandwich_lua_c_lua)
   run(L,
       "local function inner() local x = 0 for i = 1, 2000 do x = x + i end return x end\n"
       "local function outer() sandwich(inner) end\n"
-      "for i = 1, 150 do outer() end\n",
+      "for i = 1, 300 do outer() end\n",
       "@sw.lua");
   ck_assert_int_eq(ljp_capture_stop(L), LJP_CAPTURE_SUCCESS);
   ljp_capture_report(&c);
