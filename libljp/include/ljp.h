@@ -797,7 +797,8 @@ typedef struct ljp_export_type {
 } ljp_export_type;
 
 typedef struct ljp_export_label {
-  const char *key, *value; /* a string label on every sample ("service") */
+  const char *key, *value; /* a string label on every sample ("service");
+                              at most 64 of them */
 } ljp_export_label;
 
 typedef struct ljp_pprof_options {

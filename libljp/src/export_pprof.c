@@ -185,12 +185,14 @@ static void value_type(ljp_pb *out, ljp_pb *sub, unsigned field,
   ljp_pb_message(out, field, sub);
 }
 
-static void label(ljp_pb *sub, ljp_pb *lab, uint32_t key, uint32_t s,
+/* A string label (str: its string index, "" included) or, with str
+ * UINT32_MAX, a number label. */
+static void label(ljp_pb *sub, ljp_pb *lab, uint32_t key, uint32_t str,
                   int64_t num) {
   ljp_pb_reset(lab);
   ljp_pb_uint(lab, L_KEY, key);
-  if (s)
-    ljp_pb_uint(lab, L_STR, s);
+  if (str != UINT32_MAX)
+    ljp_pb_uint(lab, L_STR, str);
   else
     ljp_pb_int(lab, L_NUM, num);
   ljp_pb_message(sub, S_LABEL, lab);
@@ -210,7 +212,7 @@ static void write_samples(pprof_build *b, ljp_pb *out, ljp_pb *sub,
     if (w[0])
       label(sub, lab, b->vmstate_key, (uint32_t)w[0], 0);
     if (w[1])
-      label(sub, lab, b->trace_key, 0, (int64_t)(w[1] - 1));
+      label(sub, lab, b->trace_key, UINT32_MAX, (int64_t)(w[1] - 1));
     ljp_pb_message(out, P_SAMPLE, sub);
   }
 }

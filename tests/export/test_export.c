@@ -137,7 +137,7 @@ typedef struct profile {
   int64_t values[16][4];   /* per sample */
   uint64_t locs[16][16];
   size_t nlocs[16];
-  uint64_t labels[16][8][3]; /* key, str, num */
+  uint64_t labels[16][8][4]; /* key, str, num, fields present (bits) */
   size_t nlabels[16];
   size_t nsamples;
   uint64_t fn_name[32], fn_file[32], fn_line[32];
@@ -171,8 +171,10 @@ static void parse(profile *pr, const unsigned char *p, size_t len)
             pr->values[s][k++] = (int64_t)rd_varint(&r, re);
         else if (g.num == 3) {
           size_t l = pr->nlabels[s]++;
-          while (next_field(&r, re, &h))
+          while (next_field(&r, re, &h)) {
             pr->labels[s][l][h.num - 1] = h.v;
+            pr->labels[s][l][3] |= 1u << h.num;
+          }
         }
       }
       break;
@@ -219,7 +221,7 @@ START_TEST(pprof_message)
   add(t, "main;@a.lua:4;VMST_LFUNC", LJP_CLASS_VM, 3);
   add(t, "main;@a.lua:4;TRACE [7] @a.lua:5;VMST_TRACE", LJP_CLASS_VM, 2);
   add(t, "VMST_GC", LJP_CLASS_VM, 1);
-  ljp_export_label lab[] = {{"service", "api"}};
+  ljp_export_label lab[] = {{"service", "api"}, {"zone", ""}};
   ljp_pprof_options o;
   memset(&o, 0, sizeof(o));
   o.types[0] = (ljp_export_type){"samples", "count", t, 1};
@@ -230,7 +232,7 @@ START_TEST(pprof_message)
   o.period = 1000;
   o.duration_ns = 6000;
   o.labels = lab;
-  o.nlabels = 1;
+  o.nlabels = 2;
   o.vmstate_labels = 1;
   o.uncompressed = 1;
   buf b = {0};
@@ -252,21 +254,25 @@ START_TEST(pprof_message)
   ck_assert_str_eq(S(&pr, pr.fn_name[pr.locs[0][1] - 1]), "main");
   ck_assert_int_eq(pr.values[0][0], 3);
   ck_assert_int_eq(pr.values[0][1], 3000);
-  ck_assert_uint_eq(pr.nlabels[0], 2);
+  ck_assert_uint_eq(pr.nlabels[0], 3);
   ck_assert_str_eq(S(&pr, pr.labels[0][0][0]), "service");
   ck_assert_str_eq(S(&pr, pr.labels[0][0][1]), "api");
-  ck_assert_str_eq(S(&pr, pr.labels[0][1][0]), "vmstate");
-  ck_assert_str_eq(S(&pr, pr.labels[0][1][1]), "LFUNC");
+  ck_assert_str_eq(S(&pr, pr.labels[0][1][0]), "zone");
+  ck_assert_str_eq(S(&pr, pr.labels[0][1][1]), ""); /* a string, empty */
+  ck_assert_uint_eq(pr.labels[0][1][3], 1u << 1 | 1u << 2);
+  ck_assert_str_eq(S(&pr, pr.labels[0][2][0]), "vmstate");
+  ck_assert_str_eq(S(&pr, pr.labels[0][2][1]), "LFUNC");
   /* Sample 1: the trace on top, trace label 7. */
   ck_assert_uint_eq(pr.nlocs[1], 3);
   ck_assert_str_eq(S(&pr, pr.fn_name[pr.locs[1][0] - 1]), "TRACE [7] @a.lua:5");
-  ck_assert_uint_eq(pr.nlabels[1], 3);
-  ck_assert_str_eq(S(&pr, pr.labels[1][2][0]), "trace");
-  ck_assert_uint_eq(pr.labels[1][2][2], 7);
+  ck_assert_uint_eq(pr.nlabels[1], 4);
+  ck_assert_str_eq(S(&pr, pr.labels[1][3][0]), "trace");
+  ck_assert_uint_eq(pr.labels[1][3][2], 7);
+  ck_assert_uint_eq(pr.labels[1][3][3], 1u << 1 | 1u << 3); /* a number */
   /* Sample 2: the VM frame alone stays a frame and is a label too. */
   ck_assert_uint_eq(pr.nlocs[2], 1);
   ck_assert_str_eq(S(&pr, pr.fn_name[pr.locs[2][0] - 1]), "VMST_GC");
-  ck_assert_str_eq(S(&pr, pr.labels[2][1][1]), "GC");
+  ck_assert_str_eq(S(&pr, pr.labels[2][2][1]), "GC");
   ck_assert_int_eq(pr.values[2][1], 1000);
   profile_free(&pr);
 
