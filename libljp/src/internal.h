@@ -355,6 +355,12 @@ struct ljp_reader {
   uint64_t *pc_addr, *pc_stamp;
   const ljp_symbol **pc_sym;
   uint64_t pc_gen;
+  /* trace number -> symbol cache, stamped with tc_gen (bumped by every
+   * trace definition that changes what a number resolves to) */
+#define TRACE_CACHE_SIZE 64
+  uint64_t tc_no[TRACE_CACHE_SIZE], tc_stamp[TRACE_CACHE_SIZE];
+  const ljp_symbol *tc_sym[TRACE_CACHE_SIZE];
+  uint64_t tc_gen;
 
   uint64_t need_off;       /* where the last record ran out of bytes */
   const char *need_what;   /* ... and which field it was reading */

@@ -94,6 +94,7 @@ static int cache_init(ljp_reader *r) {
   r->pc_sym = calloc(PROTO_CACHE_SIZE, sizeof(*r->pc_sym));
   r->pc_stamp = calloc(PROTO_CACHE_SIZE, sizeof(*r->pc_stamp));
   r->pc_gen = 1;
+  r->tc_gen = 1;
   return r->hc_addr && r->hc_sym && r->hc_stamp && r->pc_addr && r->pc_sym &&
                  r->pc_stamp
              ? 0
@@ -252,6 +253,8 @@ int reader_define(ljp_reader *r, ljp_symbol *def, int initial, uint8_t header,
     r->lua_epoch++;
     r->pc_gen++;
   }
+  if (def->kind == LJP_SYM_TRACE && symtab_trace(&r->syms, def->traceno) != prev)
+    r->tc_gen++;
   if (initial)
     r->cnt.symbols_initial[def->kind]++;
   else
@@ -274,10 +277,16 @@ void reader_trace_frame(ljp_reader *r, ljp_frame *f, uint64_t traceno,
   f->value = traceno;
   f->line = line;
   f->mcode = 0;
-  f->sym = symtab_trace(&r->syms, traceno);
-  f->proto = symtab_proto(&r->syms, f->sym ? f->sym->addr : proto);
-  if (f->proto)
-    symtab_use_chunk(&r->syms, f->proto);
+  size_t i = (size_t)(traceno & (TRACE_CACHE_SIZE - 1));
+  if (r->tc_stamp[i] == r->tc_gen && r->tc_no[i] == traceno) {
+    f->sym = r->tc_sym[i];
+  } else {
+    f->sym = symtab_trace(&r->syms, traceno);
+    r->tc_no[i] = traceno;
+    r->tc_sym[i] = f->sym;
+    r->tc_stamp[i] = r->tc_gen;
+  }
+  f->proto = reader_proto(r, f->sym ? f->sym->addr : proto);
 }
 
 /* ---- prologues ---- */
