@@ -107,7 +107,9 @@ LJP_API void ljp_srcnames_stats(const ljp_srcnames *s, size_t *tried,
 /* Reads a whole regular file; NULL when it cannot (absent, a directory,
  * too large, out of memory). */
 static char *read_file(const char *path, size_t *len) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  /* O_NONBLOCK: a chunk name may point at a FIFO, whose open would wait
+   * for a writer; regular files ignore the flag. */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0)
     return NULL;
   struct stat st;

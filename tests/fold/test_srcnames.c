@@ -127,6 +127,12 @@ START_TEST(absent_sources) {
   char chunk[256];
   snprintf(chunk, sizeof(chunk), "@%s/app", dir); /* a directory */
   ck_assert_ptr_null(look(s, chunk, 1));
+  /* a FIFO without a writer: opening it must not wait */
+  char fifo[160];
+  snprintf(fifo, sizeof(fifo), "%s/fifo.lua", dir);
+  ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+  snprintf(chunk, sizeof(chunk), "@%s", fifo);
+  ck_assert_ptr_null(look(s, chunk, 1));
   size_t tried, found;
   ljp_srcnames_stats(s, &tried, &found);
   ck_assert_uint_eq(found, 0);
