@@ -446,7 +446,9 @@ typedef enum ljp_trace_mode {
   /* The trace's function, then the trace: "@service.lua:196;TRACE [4]
    * @service.lua:198".  ljp 1 and 2: the function is the sample's proto
    * (a LUA frame, line = the function's first line); x1: the Lua stack,
-   * whose innermost frame already is that function. */
+   * whose innermost frame already is that function, and the trace on top
+   * or, in the merged and host views, in place of the host frame of its
+   * machine code (named "TRACE [n] ..."), under the C functions it called. */
   LJP_TRACES_UNDER = 0,
   /* The trace folded into its function: the stack of UNDER without the
    * trace frame, and (merged and host views) without the host frames in
@@ -482,14 +484,14 @@ typedef struct ljp_stack_options {
  *     comes first (entries outer to those of the other segments are plain
  *     host frames); with no Lua frame the mark is the root.
  *   - host view: the mark, then the partial host stack.
+ *   - Lua and reference views: unchanged (no host frame / the reference's
+ *     own merge).
  * Entries are the lua_*call API, the VM's entries and each
  * lj_vm_interpreter frame (a stripped interpreter's activation); a Lua
  * stack holding coroutine.resume or a coroutine.wrap function (ffids 35,
  * 36) carries its resumers, so coroutine switches are entries too.  More
  * entries than Lua segments with a Lua function innermost (or an x1 Lua
  * stack flagged cut): the segments follow the innermost entries.
- *   - Lua and reference views: unchanged (no host frame / the reference's
- *     own merge).
  * The frames point into the sample or its reader (marks: static storage):
  * same lifetime as the event. */
 size_t ljp_sample_stack_ex(const ljp_sample *s, const ljp_stack_options *o,
