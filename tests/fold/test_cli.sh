@@ -131,6 +131,12 @@ grep -q "offset [0-9]*: truncated" "$tmp/x1cut.err"; check "cut x1 names the off
 ! "$dump" -s "$sp" | grep -q '^timer:\|^interval:\|^incomplete:'; check "no x1 lines for ljp 2" $?
 ! "$dump" "$sp" | grep -q 'INCOMPLETE STACKS'; check "no incomplete table for ljp 2" $?
 
+# ljp 2 host stacks cut by the backtracer (no root): counted, and drawn
+# under their Lua frames
+deep=$data/captures/sp_c_deeprec_jitoff_1ms.bin
+"$dump" "$deep" | grep -q '^host  *23  *23.71%$'; check "ljp 2 incomplete host stacks counted" $?
+! "$fold" "$deep" | grep -q '^lj_cf_table_sort'; check "no host frame at the root of a cut stack" $?
+"$fold" --stack=host "$deep" | grep -q '^\[host stack incomplete\];lj_cf_table_sort;'; check "host view: the mark at the root" $?
 # what a cut file means, beside the offset
 "$dump" "$tmp/x1cut.bin" >/dev/null 2>"$tmp/x1cut.err"
 grep -q "the file ends inside a sample: was the producer killed?" "$tmp/x1cut.err"; check "truncation says what it means" $?
