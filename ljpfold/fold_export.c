@@ -389,7 +389,12 @@ int fold_export_run(const fold_export *x, const ljp_fold_options *fo,
       cli_error("%s: %s", x->output, strerror(errno));
       rc = CLI_EXIT_ERROR;
     } else {
+      /* The file's own name titles the viewer; the directory it was read
+       * from says nothing about the profile (and would change the bytes). */
       const char *name = n == 1 ? cli_input_name(files[0]) : "ljp profile";
+      const char *slash = strrchr(name, '/');
+      if (slash && slash[1])
+        name = slash + 1;
       ljp_status st = x->format == FOLD_EXPORT_PPROF
                           ? export_pprof(&s, out)
                           : export_speedscope(&s, out, name);
