@@ -8,7 +8,7 @@ set -euo pipefail
 what=${1:-build}
 pkgs=(cmake make gcc pkg-config libxml2-dev libsqlite3-dev luajit libluajit-5.1-dev libunwind-dev zlib1g-dev)
 if [ "$what" = test ]; then
-  pkgs+=(check clang libclang-rt-dev sqlite3 libxml2-utils chromium valgrind dpkg-dev golang-go)
+  pkgs+=(check clang libclang-rt-dev sqlite3 libxml2-utils chromium valgrind dpkg-dev golang-go python3-jsonschema)
   # npm: Debian's package only where no npm is installed already (a Node.js
   # from elsewhere brings its own, and Debian's npm would conflict with it).
   command -v npm >/dev/null 2>&1 || pkgs+=(npm)

@@ -198,7 +198,36 @@ def case_pprof(capture, fname, unit, scale, *args):
     return rows
 
 
+def check_schema():
+    """Every capture's speedscope file against the schema speedscope ships
+    (file-format-schema.json, JSON Schema draft 7)."""
+    try:
+        import jsonschema
+    except ImportError:
+        failures.append("python3's jsonschema module is missing "
+                        "(tests/deps.sh test installs python3-jsonschema)")
+        return
+    with open(os.path.join(RELEASE, "file-format-schema.json")) as f:
+        schema = json.load(f)
+    validator = jsonschema.Draft7Validator(schema)
+    n = 0
+    for d, _, fs in sorted(os.walk(TESTDATA)):
+        for name in sorted(fs):
+            if not name.endswith(".bin"):
+                continue
+            doc = json.loads(subprocess.run(
+                [LJPFOLD, "--format=speedscope", os.path.join(d, name)],
+                check=True, capture_output=True).stdout)
+            errors = [e.message for e in validator.iter_errors(doc)]
+            if errors:
+                failures.append("%s: not a speedscope file: %s" %
+                                (name, errors[:3]))
+            n += 1
+    check("%d speedscope files valid against the schema" % n, n >= 20, True)
+
+
 try:
+    check_schema()
     x1 = os.path.join(TESTDATA, "x1", "x1_rich.bin")
     coro = os.path.join(TESTDATA, "captures", "sp_c_coro_jitoff_1ms.bin")
     mem = os.path.join(TESTDATA, "captures", "mp_basic_jitoff.bin")
