@@ -526,8 +526,10 @@ int ljp_sample_host_incomplete(const ljp_sample *s);
  *   ["key"] = function(      -> key        key = function(  -> key
  *                                          (table constructor fields too)
  *
- * Chunk names "@path" are files; other chunks (code strings, "=stdin")
- * have no source.  An absolute path is read as is; a relative one is tried
+ * Chunk names "@path" are files; "=name" chunks (stdin, names given by C)
+ * have no source; any other chunk name is the source text itself (a
+ * string loaded without a name, printed as function_alias_<k> when it
+ * spans lines) and is indexed as such.  An absolute path is read as is; a relative one is tried
  * under each directory added, in the order added, then against the current
  * directory.  Each file is read once (the first lookup of its chunk) and
  * indexed; later lookups cost a hash probe.  A line with no definition or

@@ -167,7 +167,7 @@ LJP_API size_t ljp_frame_name_src(const ljp_frame *f, ljp_name_style style,
                                   char *buf, size_t cap) {
   const char *fn = NULL;
   if (src && f && f->kind == LJP_FRAME_LUA && f->sym &&
-      style != LJP_NAME_REFERENCE && !ljp_symbol_alias(f->sym))
+      style != LJP_NAME_REFERENCE)
     fn = ljp_srcnames_lookup(src, f->sym->name, f->sym->name_len,
                              f->sym->line);
   if (!fn)

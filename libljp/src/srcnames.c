@@ -461,13 +461,20 @@ static src_file *file_of(ljp_srcnames *s, const char *chunk, size_t len) {
   f->chunk[len] = '\0';
   f->chunk_len = len;
   f->hash = h;
-  s->tried++;
   size_t tlen = 0;
-  char *text = read_chunk(s, chunk + 1, len - 1, &tlen);
-  if (text) {
-    if (index_text(f, text, tlen) == 0) {
+  char *text = NULL;
+  int is_file = chunk[0] == '@';
+  if (is_file) {
+    s->tried++;
+    text = read_chunk(s, chunk + 1, len - 1, &tlen);
+  }
+  /* A chunk loaded from a string without a name is named by the string:
+   * the chunk name is the source itself. */
+  const char *src = is_file ? text : chunk;
+  if (src) {
+    if (index_text(f, src, is_file ? tlen : len) == 0) {
       f->found = 1;
-      s->found++;
+      s->found += is_file;
     } else { /* out of memory: no names from this file, nothing else lost */
       free(f->name_at);
       f->name_at = NULL;
@@ -485,7 +492,8 @@ static src_file *file_of(ljp_srcnames *s, const char *chunk, size_t len) {
 
 LJP_API const char *ljp_srcnames_lookup(ljp_srcnames *s, const char *chunk,
                                         size_t len, uint64_t line) {
-  if (!s || !chunk || len < 2 || chunk[0] != '@' || line == 0)
+  /* "=name" chunks (stdin, C-given names) have no source to read. */
+  if (!s || !chunk || len < 2 || chunk[0] == '=' || line == 0)
     return NULL;
   src_file *f = file_of(s, chunk, len);
   if (!f || !f->found || line > f->nlines)

@@ -121,7 +121,7 @@ START_TEST(absent_sources) {
   ljp_srcnames *s = ljp_srcnames_new();
   ck_assert_ptr_null(look(s, "@/nonexistent/x.lua", 3));
   ck_assert_ptr_null(look(s, "=stdin", 3));
-  ck_assert_ptr_null(look(s, "local function f() end", 1));
+  ck_assert_ptr_null(look(s, "=local function f() end", 1));
   ck_assert_ptr_null(look(s, "@", 1));
   ck_assert_ptr_null(ljp_srcnames_lookup(NULL, "@x.lua", 6, 1));
   char chunk[256];
@@ -136,6 +136,21 @@ START_TEST(absent_sources) {
   size_t tried, found;
   ljp_srcnames_stats(s, &tried, &found);
   ck_assert_uint_eq(found, 0);
+  ljp_srcnames_free(s);
+}
+END_TEST
+
+/* A chunk loaded from a string without a name is its own source. */
+START_TEST(string_chunks) {
+  ljp_srcnames *s = ljp_srcnames_new();
+  const char *code = "local M = {}\nfunction M.run(x)\n  return x\nend\n"
+                     "return M\n";
+  ck_assert_str_eq(look(s, code, 2), "M.run");
+  ck_assert_ptr_null(look(s, code, 1));
+  ck_assert_str_eq(look(s, "local function one() end", 1), "one");
+  size_t tried, found;
+  ljp_srcnames_stats(s, &tried, &found);
+  ck_assert_uint_eq(tried, 0); /* no file was read */
   ljp_srcnames_free(s);
 }
 END_TEST
@@ -218,6 +233,7 @@ int main(void) {
   tcase_add_test(tc, every_definition_form);
   tcase_add_test(tc, relative_paths_and_dirs);
   tcase_add_test(tc, absent_sources);
+  tcase_add_test(tc, string_chunks);
   tcase_add_test(tc, folded_names);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
