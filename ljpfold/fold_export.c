@@ -377,6 +377,9 @@ static int read_inputs(exp_state *s, char **files, int n) {
 
 int fold_export_run(const fold_export *x, const ljp_fold_options *fo,
                     char **files, int n) {
+  if (x->format == FOLD_EXPORT_SPEEDSCOPE && x->nlabels)
+    return cli_usage_error("--label is for --format=pprof (speedscope files "
+                           "have no labels)");
   exp_state s;
   memset(&s, 0, sizeof(s));
   s.x = x;

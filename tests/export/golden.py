@@ -13,18 +13,19 @@ import sys
 
 LJPFOLD, TESTDATA = sys.argv[1:3]
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden")
+# (name, capture, arguments of both formats, arguments of pprof only)
 CASES = [
-    ("x1_rich", "x1/x1_rich.bin", ["--label", "service=api"]),
-    ("mp_basic_jitoff", "captures/mp_basic_jitoff.bin", []),
+    ("x1_rich", "x1/x1_rich.bin", [], ["--label", "service=api"]),
+    ("mp_basic_jitoff", "captures/mp_basic_jitoff.bin", [], []),
     ("sp_c_coro_jitoff_1ms", "captures/sp_c_coro_jitoff_1ms.bin",
-     ["--interval=1ms"]),
+     ["--interval=1ms"], []),
 ]
 failed = 0
-for name, rel, args in CASES:
+for name, rel, args, pprof_args in CASES:
     cap = os.path.join(TESTDATA, rel)
     outs = {
         ".pb": gzip.decompress(subprocess.run(
-            [LJPFOLD, "--format=pprof", *args, cap], check=True,
+            [LJPFOLD, "--format=pprof", *args, *pprof_args, cap], check=True,
             capture_output=True).stdout),
         ".json": subprocess.run(
             [LJPFOLD, "--format=speedscope", *args, cap],
