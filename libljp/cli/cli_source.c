@@ -48,9 +48,9 @@ int cli_source_option(int opt, const char *arg) {
     return 1;
   case CLI_OPT_SOURCE_DIR: {
     const char **nd = realloc(dirs, (ndirs + 1) * sizeof(*nd));
-    if (!nd) {
+    if (!nd) { /* 1 would read as "handled": stop with status 2 */
       cli_error("out of memory");
-      return CLI_EXIT_ERROR;
+      return CLI_EXIT_USAGE;
     }
     dirs = nd;
     dirs[ndirs++] = arg; /* argv outlives the run */
