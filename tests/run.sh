@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds ljp and runs every test: the suite with gcc (ctest), the capture
+# Builds ljp and runs every test: the suite with gcc (ctest), a build that
+# pretends the check library is absent (tests/build_nocheck.sh), the capture
 # core's tests against OpenResty's luajit2 (unpacked from its Debian
 # packages), nginx + lua-nginx-module under wrk, the capture tests on a
 # non-GC64 LuaJIT built from Debian's source, then the suite built with
