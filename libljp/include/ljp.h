@@ -418,6 +418,13 @@ const ljp_counters *ljp_reader_counters(const ljp_reader *r);
  * bytes read at the same epoch resolve to the same symbols, which lets
  * consumers cache per record. */
 uint64_t ljp_reader_symbol_epoch(const ljp_reader *r);
+/* For the sample just read: a non-zero token when its stacks are ones the
+ * reader recognised from an earlier record by their bytes and that still
+ * resolve to the same symbols (then every sample with that token has the
+ * same resolved Lua and host stacks); 0 otherwise.  Unlike the symbol
+ * epoch it survives definitions that do not touch the stack (a new trace,
+ * a new prototype elsewhere), so consumers can cache per token. */
+uint64_t ljp_reader_stack_token(const ljp_reader *r);
 
 /* Lookups in the symbol table as it stands now (NULL: unknown). */
 const ljp_symbol *ljp_reader_lookup_proto(const ljp_reader *r, uint64_t addr);

@@ -202,10 +202,10 @@ static int memo_valid(const ljp_reader *r, recmemo_ent *e) {
   return 1;
 }
 
-static void memo_store(ljp_reader *r, const uint8_t *p, size_t len,
+static uint64_t memo_store(ljp_reader *r, const uint8_t *p, size_t len,
                        int has_lua, const ljp_sample *s) {
   recmemo_stamp st = {r->syms_gen, r->lua_epoch};
-  recmemo_store(r->memo, p, len, has_lua, s->lua, s->lua_count, s->host,
+  return recmemo_store(r->memo, p, len, has_lua, s->lua, s->lua_count, s->host,
                 s->host_count, &st);
 }
 
@@ -281,6 +281,7 @@ int dec_ljp_record(ljp_reader *r, cursor *c) {
   }
   /* ljp 1 and 2 trace samples end here; x1 samples carry both stacks
    * whatever the state. */
+  r->stack_token = 0;
   if (h != LJP_VMST_TRACE || x1) {
     int has_lua = x1 || (h >= LJP_VMST_LFUNC && h <= LJP_VMST_CFUNC);
     const uint8_t *stk = c->p;
@@ -294,13 +295,15 @@ int dec_ljp_record(ljp_reader *r, cursor *c) {
       s->host = e->frames + e->nlua;
       s->host_count = e->nhost;
       c->p = stk + e->len;
+      r->stack_token = e->serial;
     } else if ((rc = decode_stacks(r, c, s, has_lua))) {
       return rc;
     } else {
       if (!r->memo)
         r->memo = recmemo_new(); /* none: every record is decoded */
+      r->stack_token = 0;
       if (r->memo)
-        memo_store(r, stk, (size_t)(c->p - stk), has_lua, s);
+        r->stack_token = memo_store(r, stk, (size_t)(c->p - stk), has_lua, s);
     }
   }
 

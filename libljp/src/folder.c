@@ -54,6 +54,7 @@ struct ljp_folder {
   uint32_t vm_ids[LJP_VMST__MAX + 1];
   u64map heap; /* block address -> heap_block (LIVE weight) */
   memo_slot *memo;  /* record bytes -> leaf */
+  struct { uint64_t key; uint32_t leaf; } *tmemo;
   memo_slot *smemo; /* frame-id sequence -> leaf: the same stack from
                        different bytes (other return addresses in the
                        same functions) skips the trie walk too */
@@ -87,6 +88,7 @@ LJP_API void ljp_folder_free(ljp_folder *f) {
     free(f->smemo ? f->smemo[i].raw : NULL);
   }
   free(f->memo);
+  free(f->tmemo);
   free(f->smemo);
   free(f->cache);
   free(f->frames);
@@ -336,15 +338,30 @@ static ljp_status add_sample_memo(ljp_folder *f, const ljp_reader *r,
     klen -= skip;
     epoch = (epoch << 4) | (uint64_t)(ev->u.sample.vmstate & 0xf);
   }
+  uint64_t tok = ljp_reader_stack_token(r);
+  size_t ti = 0;
+  uint64_t tkey = 0;
+  if (tok && ev->u.sample.vmstate != LJP_VMST_TRACE) {
+    if (!f->tmemo && !(f->tmemo = calloc(MEMO_SLOTS, sizeof(*f->tmemo))))
+      return LJP_E_NOMEM;
+    tkey = (tok << 8) | ((uint64_t)(ev->u.sample.flags & 0xf) << 4) | (uint64_t)(ev->u.sample.vmstate & 0xf);
+    ti = (size_t)(ljp_hash64(tkey) & (MEMO_SLOTS - 1));
+    if (f->tmemo[ti].key == tkey)
+      return ljp_tree_add_at(f->t, f->tmemo[ti].leaf, 1) == UINT32_MAX ? LJP_E_NOMEM : LJP_OK;
+  }
   uint64_t h = ljp_hash_bytes(key, klen);
   int hit;
   memo_slot *m = memo_find(f->memo, key, klen, h, epoch, &hit);
-  if (hit)
+  if (hit) {
+    if (tkey) { f->tmemo[ti].key = tkey; f->tmemo[ti].leaf = m->leaf; }
     return ljp_tree_add_at(f->t, m->leaf, 1) == UINT32_MAX ? LJP_E_NOMEM
                                                            : LJP_OK;
+  }
   ljp_status st = add_sample(f, &ev->u.sample, flavor, &leaf);
-  if (st == LJP_OK)
+  if (st == LJP_OK) {
     memo_store(m, key, klen, h, epoch, leaf);
+    if (tkey) { f->tmemo[ti].key = tkey; f->tmemo[ti].leaf = leaf; }
+  }
   return st;
 }
 

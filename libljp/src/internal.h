@@ -242,6 +242,7 @@ typedef struct recmemo_ent {
   uint64_t key;
   recmemo_stamp stamp;
   uint32_t next;           /* bucket chain */
+  uint64_t serial;
   int has_lua;             /* the record carries a Lua stack */
 } recmemo_ent;
 
@@ -259,7 +260,7 @@ recmemo_ent *recmemo_find(recmemo *m, const uint8_t *p, size_t avail,
                           int has_lua);
 /* Remembers the len stack bytes at p and their resolved frames (or
  * refreshes the entry of the same bytes); may decline. */
-void recmemo_store(recmemo *m, const uint8_t *p, size_t len, int has_lua,
+uint64_t recmemo_store(recmemo *m, const uint8_t *p, size_t len, int has_lua,
                    const ljp_frame *lua, size_t nlua, const ljp_frame *host,
                    size_t nhost, const recmemo_stamp *st);
 
@@ -347,6 +348,7 @@ struct ljp_reader {
    * syms_gen). */
   recmemo *memo;
   uint64_t lua_epoch;
+  uint64_t stack_token;
   /* prototype address -> symbol cache (direct-mapped); an entry is only
    * filled after symtab_use_chunk, so a hit skips both.  Stamped with
    * pc_gen, bumped with lua_epoch and when a failed record's aliases are

@@ -583,6 +583,9 @@ LJP_API const ljp_symbol *ljp_reader_lookup_cfunc(const ljp_reader *r,
                                                   uint64_t addr) {
   return r ? symtab_cfloor((symtab *)&r->syms, addr) : NULL;
 }
+LJP_API uint64_t ljp_reader_stack_token(const ljp_reader *r) {
+  return r ? r->stack_token : 0;
+}
 LJP_API uint64_t ljp_reader_symbol_epoch(const ljp_reader *r) {
   return r ? r->syms_epoch : 0;
 }

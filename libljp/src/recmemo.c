@@ -53,6 +53,7 @@ struct recmemo {
   uint64_t pre[(1u << PRE_BITS) / 64];
   unsigned evicted;        /* since the last rebuild */
   uint32_t last;           /* the entry found or stored last, or NONE */
+  uint64_t serial;         /* of the last entry stored or refreshed */
   size_t bytes;           /* held by entries */
   size_t max_len;         /* longest entry: how far a lookup may hash */
   unsigned hand;          /* next entry to evict (first in, first out) */
@@ -263,11 +264,11 @@ static void put_frames(recmemo_ent *e, const ljp_frame *lua, size_t nlua,
   e->stamp = *st;
 }
 
-void recmemo_store(recmemo *m, const uint8_t *p, size_t len, int has_lua,
+uint64_t recmemo_store(recmemo *m, const uint8_t *p, size_t len, int has_lua,
                    const ljp_frame *lua, size_t nlua, const ljp_frame *host,
                    size_t nhost, const recmemo_stamp *st) {
   if (len < MIN_LEN)
-    return;
+    return 0;
   uint64_t k = entry_key(NULL, p, len, has_lua);
   unsigned chain = 0;
   for (uint32_t i = *bucket_of(m, k); i != NONE; i = m->ent[i].next) {
@@ -278,12 +279,12 @@ void recmemo_store(recmemo *m, const uint8_t *p, size_t len, int has_lua,
        * same bytes hold the same number of frames. */
       if (e->nlua == nlua && e->nhost == nhost)
         put_frames(e, lua, nlua, host, nhost, st);
-      return;
+      return 0;
     }
     chain++;
   }
   if (chain >= MAX_CHAIN)
-    return;
+    return 0;
   /* Only records that repeat are worth a copy. */
   uint64_t fh = ljp_hash64(k ^ ljp_hash_bytes(p + (len & ~(size_t)(BLK - 1)),
                                               len & (BLK - 1)) ^
@@ -291,17 +292,17 @@ void recmemo_store(recmemo *m, const uint8_t *p, size_t len, int has_lua,
   uint64_t *seen = &m->seen[fh & (SEEN_SLOTS - 1)];
   if (*seen != fh) {
     *seen = fh;
-    return;
+    return 0;
   }
   size_t nfr = nlua + nhost;
   size_t cost = nfr * sizeof(ljp_frame) + MAX_DEPS * sizeof(recmemo_dep) + len;
   if (cost > BUDGET / 16)
-    return;
+    return 0;
   /* A full memo evicts for one candidate in FULL_ADMIT: when the distinct
    * stacks outnumber what it holds, replacing an entry for every new one
    * would copy more than the hits save (and fault in fresh pages). */
   if (m->bytes + cost > BUDGET && m->declined++ % FULL_ADMIT)
-    return;
+    return 0;
   while (m->bytes + cost > BUDGET || m->ent[m->hand].frames) {
     if (m->ent[m->hand].frames)
       unlink_entry(m, m->hand);
@@ -314,7 +315,7 @@ void recmemo_store(recmemo *m, const uint8_t *p, size_t len, int has_lua,
   /* Frames and deps first: they need the alignment malloc gives. */
   e->frames = malloc(cost);
   if (!e->frames)
-    return; /* not memoised, nothing else lost */
+    return 0; /* not memoised, nothing else lost */
   e->deps = (recmemo_dep *)(void *)(e->frames + nfr);
   uint8_t *raw = (uint8_t *)(e->deps + MAX_DEPS);
   memcpy(raw, p, len);
@@ -335,4 +336,6 @@ void recmemo_store(recmemo *m, const uint8_t *p, size_t len, int has_lua,
   m->count++;
   if (len > m->max_len)
     m->max_len = len;
+  e->serial = ++m->serial;
+  return e->serial;
 }
