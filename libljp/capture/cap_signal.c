@@ -744,6 +744,13 @@ int cap_signal_arm(lua_State *L, int timer, uint64_t period_us)
     ms = 1000000;
   snprintf(mode, sizeof mode, "i%u", (unsigned)ms);
   luaJIT_profile_start(L, mode, cap_profile_cb, NULL);
+  if (timer != LJP_CAPTURE_TIMER_ITIMER) {
+    /* Our own timer drives the ticks: LuaJIT's process-wide one goes off
+     * at once, before a tick of it can land on another thread. */
+    struct itimerval zero;
+    memset(&zero, 0, sizeof zero);
+    setitimer(ITIMER_PROF, &zero, NULL);
+  }
   sigaction(SIGPROF, NULL, &cur);
   if (same_handler(&cur, &ign)) {
     /* LuaJIT returned silently: another VM profiles. */
@@ -774,12 +781,9 @@ int cap_signal_arm(lua_State *L, int timer, uint64_t period_us)
       setitimer(ITIMER_PROF, &tv, NULL);
     }
   } else {
-    struct itimerval zero;
     struct sigevent sev;
     struct itimerspec its;
     clockid_t clk = CLOCK_MONOTONIC;
-    memset(&zero, 0, sizeof zero);
-    setitimer(ITIMER_PROF, &zero, NULL);   /* LuaJIT's timer off */
     if (timer == LJP_CAPTURE_TIMER_THREAD &&
         pthread_getcpuclockid(pthread_self(), &clk) != 0)
       clk = CLOCK_THREAD_CPUTIME_ID;
