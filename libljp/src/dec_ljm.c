@@ -15,21 +15,28 @@ static int ljm_symbol(ljp_reader *r, cursor *c, uint8_t h, uint64_t off) {
   ljp_symbol d;
   int rc;
   switch (h) {
-  case 0x08: rc = dec_sym_lfunc(r, c, &d); break;
-  case 0x0C: rc = dec_sym_cfunc(r, c, &d); break;
-  case 0x10: rc = dec_sym_trace(r, c, &d, 0); break;
+  case 0x08:
+    rc = ljp__dec_sym_lfunc(r, c, &d);
+    break;
+  case 0x0C:
+    rc = ljp__dec_sym_cfunc(r, c, &d);
+    break;
+  case 0x10:
+    rc = ljp__dec_sym_trace(r, c, &d, 0);
+    break;
   default:
-    return reader_fail(r, LJP_E_MALFORMED, off,
-                       "unknown memprof symbol event 0x%02x (expected 0x08, "
-                       "0x0C or 0x10)",
-                       h);
+    return ljp__reader_fail(
+        r, LJP_E_MALFORMED, off,
+        "unknown memprof symbol event 0x%02x (expected 0x08, "
+        "0x0C or 0x10)",
+        h);
   }
   if (rc)
     return rc;
-  return reader_define(r, &d, 0, h, off);
+  return ljp__reader_define(r, &d, 0, h, off);
 }
 
-int dec_ljm_record(ljp_reader *r, cursor *c) {
+int ljp__dec_ljm_record(ljp_reader *r, cursor *c) {
   uint64_t off = cur_off(c);
   if (c->p >= c->end) {
     r->need_off = off;
@@ -48,16 +55,16 @@ int dec_ljm_record(ljp_reader *r, cursor *c) {
   unsigned src = v == 1 ? (h >> 2) & 3 : (h >> 2) & 7;
   unsigned spare = v == 1 ? (h & 0x70) : (h & 0x60);
   if ((h & 0x80) || spare || src > 4)
-    return reader_fail(r, LJP_E_MALFORMED, off,
-                       "memprof event header 0x%02x is not valid in ljm "
-                       "version %u",
-                       h, v);
+    return ljp__reader_fail(r, LJP_E_MALFORMED, off,
+                            "memprof event header 0x%02x is not valid in ljm "
+                            "version %u",
+                            h, v);
   if (ev == 0) {
     if (v < 3)
-      return reader_fail(r, LJP_E_MALFORMED, off,
-                         "symbol event 0x%02x in ljm version %u (symbol "
-                         "events exist from version 3)",
-                         h, v);
+      return ljp__reader_fail(r, LJP_E_MALFORMED, off,
+                              "symbol event 0x%02x in ljm version %u (symbol "
+                              "events exist from version 3)",
+                              h, v);
     return ljm_symbol(r, c, h, off);
   }
   if (src == 0) {
@@ -66,14 +73,14 @@ int dec_ljm_record(ljp_reader *r, cursor *c) {
      * that byte, so read it as the C symbol it is. */
     if (h == 0x01) {
       ljp_symbol d;
-      int rc = dec_sym_cfunc(r, c, &d);
+      int rc = ljp__dec_sym_cfunc(r, c, &d);
       if (rc)
         return rc;
-      return reader_define(r, &d, 0, h, off);
+      return ljp__reader_define(r, &d, 0, h, off);
     }
-    return reader_fail(r, LJP_E_MALFORMED, off,
-                       "memprof event header 0x%02x has no allocation source",
-                       h);
+    return ljp__reader_fail(
+        r, LJP_E_MALFORMED, off,
+        "memprof event header 0x%02x has no allocation source", h);
   }
   ljp_mem_event *m = &r->ev.u.mem;
   m->kind = (ljp_mem_kind)ev;
@@ -125,15 +132,15 @@ int dec_ljm_record(ljp_reader *r, cursor *c) {
     f->line = b;
     f->sym = reader_proto(r, a);
     if (!f->sym)
-      f->proto = reader_cfloor(r, a);
+      f->proto = ljp__reader_cfloor(r, a);
     break;
   case LJP_SRC_CFUNC:
     f->kind = LJP_FRAME_CFUNC;
     f->value = a;
-    f->sym = reader_cfloor(r, a);
+    f->sym = ljp__reader_cfloor(r, a);
     break;
   case LJP_SRC_TRACE:
-    reader_trace_frame(r, f, a, 0, 0);
+    ljp__reader_trace_frame(r, f, a, 0, 0);
     f->mcode = m->mcode;
     break;
   default:

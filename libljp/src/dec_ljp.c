@@ -23,9 +23,9 @@
 static int grow_frames(ljp_reader *r, ljp_frame **buf, size_t *cap,
                        size_t n, uint64_t off, const char *what) {
   if (n >= r->lim.max_frames)
-    return reader_fail(r, LJP_E_LIMIT, off,
-                       "%s deeper than %llu frames (the limit)", what,
-                       (unsigned long long)r->lim.max_frames);
+    return ljp__reader_fail(r, LJP_E_LIMIT, off,
+                            "%s deeper than %llu frames (the limit)", what,
+                            (unsigned long long)r->lim.max_frames);
   size_t ncap = *cap ? *cap * 2 : 64;
   /* Never past the limit, so the limit is exact: a stack of max_frames
    * frames is read, one more frame fails. */
@@ -33,7 +33,7 @@ static int grow_frames(ljp_reader *r, ljp_frame **buf, size_t *cap,
     ncap = (size_t)r->lim.max_frames;
   ljp_frame *nb = realloc(*buf, ncap * sizeof(*nb));
   if (!nb)
-    return reader_fail(r, LJP_E_NOMEM, off, "out of memory");
+    return ljp__reader_fail(r, LJP_E_NOMEM, off, "out of memory");
   *buf = nb;
   *cap = ncap;
   return LJP_OK;
@@ -74,10 +74,11 @@ static int lua_stack(ljp_reader *r, cursor *c, size_t *count) {
       GET_ULEB(r, c, f->value, "ULEB128 fast function id in Lua stack");
       break;
     default:
-      return reader_fail(r, LJP_E_MALFORMED, off,
-                         "Lua stack frame header 0x%02x (expected 0x01, 0x02, "
-                         "0x03 or the 0x80 end)",
-                         fh);
+      return ljp__reader_fail(
+          r, LJP_E_MALFORMED, off,
+          "Lua stack frame header 0x%02x (expected 0x01, 0x02, "
+          "0x03 or the 0x80 end)",
+          fh);
     }
     n++;
   }
@@ -124,11 +125,11 @@ static void resolve_frame(ljp_reader *r, ljp_frame *f) {
   case LJP_FRAME_LUA:
     f->sym = reader_proto(r, f->value);
     if (!f->sym)
-      f->proto = reader_cfloor(r, f->value);
+      f->proto = ljp__reader_cfloor(r, f->value);
     break;
   case LJP_FRAME_CFUNC:
   case LJP_FRAME_HOST:
-    f->sym = reader_cfloor(r, f->value);
+    f->sym = ljp__reader_cfloor(r, f->value);
     break;
   default:
     break;
@@ -192,7 +193,7 @@ static int memo_valid(const ljp_reader *r, recmemo_ent *e) {
     return 0;
   if (e->stamp.lua == r->lua_epoch)
     return 1;
-  size_t nd = recmemo_deps(e);
+  size_t nd = ljp__recmemo_deps(e);
   if (nd == RECMEMO_MANY)
     return 0;
   for (size_t i = 0; i < nd; i++)
@@ -205,8 +206,8 @@ static int memo_valid(const ljp_reader *r, recmemo_ent *e) {
 static uint64_t memo_store(ljp_reader *r, const uint8_t *p, size_t len,
                        int has_lua, const ljp_sample *s) {
   recmemo_stamp st = {r->syms_gen, r->lua_epoch};
-  return recmemo_store(r->memo, p, len, has_lua, s->lua, s->lua_count, s->host,
-                s->host_count, &st);
+  return ljp__recmemo_store(r->memo, p, len, has_lua, s->lua, s->lua_count,
+                            s->host, s->host_count, &st);
 }
 
 static int ljp_symtab_event(ljp_reader *r, cursor *c, uint8_t h,
@@ -214,24 +215,24 @@ static int ljp_symtab_event(ljp_reader *r, cursor *c, uint8_t h,
   ljp_symbol d;
   int rc;
   if (r->ev_version == 1 && h == 0x0A)
-    rc = dec_sym_cfunc(r, c, &d);
+    rc = ljp__dec_sym_cfunc(r, c, &d);
   else if (r->ev_version >= 2 && h == 0x0A)
-    rc = dec_sym_lfunc(r, c, &d);
+    rc = ljp__dec_sym_lfunc(r, c, &d);
   else if (r->ev_version >= 2 && h == 0x0B)
-    rc = dec_sym_cfunc(r, c, &d);
+    rc = ljp__dec_sym_cfunc(r, c, &d);
   else if (r->ev_version >= 2 && h == 0x0C)
-    rc = dec_sym_trace(r, c, &d, 0);
+    rc = ljp__dec_sym_trace(r, c, &d, 0);
   else
-    return reader_fail(r, LJP_E_MALFORMED, off,
-                       "sysprof symbol event 0x%02x does not exist in ljp "
-                       "version %u",
-                       h, r->ev_version);
+    return ljp__reader_fail(r, LJP_E_MALFORMED, off,
+                            "sysprof symbol event 0x%02x does not exist in ljp "
+                            "version %u",
+                            h, r->ev_version);
   if (rc)
     return rc;
-  return reader_define(r, &d, 0, h, off);
+  return ljp__reader_define(r, &d, 0, h, off);
 }
 
-int dec_ljp_record(ljp_reader *r, cursor *c) {
+int ljp__dec_ljp_record(ljp_reader *r, cursor *c) {
   uint64_t off = cur_off(c);
   if (c->p >= c->end) {
     r->need_off = off;
@@ -248,11 +249,11 @@ int dec_ljp_record(ljp_reader *r, cursor *c) {
   if (h >= 0x0A && h <= 0x0C)
     return ljp_symtab_event(r, c, h, off);
   if (h > 0x09)
-    return reader_fail(r, LJP_E_MALFORMED, off,
-                       "sysprof record header 0x%02x (expected a vmstate "
-                       "0x00-0x09, a symbol event 0x0A-0x0C or the 0x80 "
-                       "epilogue)",
-                       h);
+    return ljp__reader_fail(r, LJP_E_MALFORMED, off,
+                            "sysprof record header 0x%02x (expected a vmstate "
+                            "0x00-0x09, a symbol event 0x0A-0x0C or the 0x80 "
+                            "epilogue)",
+                            h);
   ljp_sample *s = &r->ev.u.sample;
   s->vmstate = h;
   s->lua = r->lua;
@@ -277,7 +278,7 @@ int dec_ljp_record(ljp_reader *r, cursor *c) {
     GET_ULEB(r, c, no, "ULEB128 trace number of a trace sample");
     GET_ULEB(r, c, proto, "ULEB128 start proto of a trace sample");
     GET_ULEB(r, c, line, "ULEB128 line of a trace sample");
-    reader_trace_frame(r, &s->trace, no, proto, line);
+    ljp__reader_trace_frame(r, &s->trace, no, proto, line);
   }
   /* ljp 1 and 2 trace samples end here; x1 samples carry both stacks
    * whatever the state. */
@@ -286,8 +287,9 @@ int dec_ljp_record(ljp_reader *r, cursor *c) {
     int has_lua = x1 || (h >= LJP_VMST_LFUNC && h <= LJP_VMST_CFUNC);
     const uint8_t *stk = c->p;
     recmemo_ent *e =
-        r->memo ? recmemo_find(r->memo, stk, (size_t)(c->end - stk), has_lua)
-                : NULL;
+        r->memo
+            ? ljp__recmemo_find(r->memo, stk, (size_t)(c->end - stk), has_lua)
+            : NULL;
     if (e && memo_valid(r, e)) {
       /* These bytes were decoded before, against the same symbols. */
       s->lua = e->frames;
@@ -300,7 +302,7 @@ int dec_ljp_record(ljp_reader *r, cursor *c) {
       return rc;
     } else {
       if (!r->memo)
-        r->memo = recmemo_new(); /* none: every record is decoded */
+        r->memo = ljp__recmemo_new(); /* none: every record is decoded */
       r->stack_token = 0;
       if (r->memo)
         r->stack_token = memo_store(r, stk, (size_t)(c->p - stk), has_lua, s);

@@ -20,13 +20,13 @@ static size_t name_len(const uint8_t *s, uint64_t n) {
   return nul ? (size_t)(nul - s) : (size_t)n;
 }
 
-int dec_sym_lfunc(ljp_reader *r, cursor *c, ljp_symbol *d) {
+int ljp__dec_sym_lfunc(ljp_reader *r, cursor *c, ljp_symbol *d) {
   const uint8_t *s;
   uint64_t n;
   memset(d, 0, sizeof(*d));
   d->kind = LJP_SYM_LFUNC;
   GET_ULEB(r, c, d->addr, "ULEB128 proto address of a Lua symbol");
-  int rc = reader_string(r, c, "chunk name of a Lua symbol", &s, &n);
+  int rc = ljp__reader_string(r, c, "chunk name of a Lua symbol", &s, &n);
   if (rc)
     return rc;
   d->name = (const char *)s;
@@ -35,13 +35,13 @@ int dec_sym_lfunc(ljp_reader *r, cursor *c, ljp_symbol *d) {
   return LJP_OK;
 }
 
-int dec_sym_cfunc(ljp_reader *r, cursor *c, ljp_symbol *d) {
+int ljp__dec_sym_cfunc(ljp_reader *r, cursor *c, ljp_symbol *d) {
   const uint8_t *s;
   uint64_t n;
   memset(d, 0, sizeof(*d));
   d->kind = LJP_SYM_CFUNC;
   GET_ULEB(r, c, d->addr, "ULEB128 address of a C symbol");
-  int rc = reader_string(r, c, "name of a C symbol", &s, &n);
+  int rc = ljp__reader_string(r, c, "name of a C symbol", &s, &n);
   if (rc)
     return rc;
   d->name = (const char *)s;
@@ -49,7 +49,8 @@ int dec_sym_cfunc(ljp_reader *r, cursor *c, ljp_symbol *d) {
   return LJP_OK;
 }
 
-int dec_sym_trace(ljp_reader *r, cursor *c, ljp_symbol *d, int with_mcode) {
+int ljp__dec_sym_trace(ljp_reader *r, cursor *c, ljp_symbol *d,
+                       int with_mcode) {
   memset(d, 0, sizeof(*d));
   d->kind = LJP_SYM_TRACE;
   GET_ULEB(r, c, d->traceno, "ULEB128 number of a trace symbol");
@@ -62,7 +63,7 @@ int dec_sym_trace(ljp_reader *r, cursor *c, ljp_symbol *d, int with_mcode) {
   return LJP_OK;
 }
 
-int dec_ljs_record(ljp_reader *r, cursor *c) {
+int ljp__dec_ljs_record(ljp_reader *r, cursor *c) {
   uint64_t off = cur_off(c);
   if (c->p >= c->end) {
     r->need_off = off;
@@ -82,9 +83,9 @@ int dec_ljs_record(ljp_reader *r, cursor *c) {
   if (h & 0x7c)
     type = 3; /* unused bits set: never written */
   if (type == 0)
-    rc = dec_sym_lfunc(r, c, &d);
+    rc = ljp__dec_sym_lfunc(r, c, &d);
   else if (type == 1 && v == 3)
-    rc = dec_sym_cfunc(r, c, &d);
+    rc = ljp__dec_sym_cfunc(r, c, &d);
   else if (type == 1 && v == 2 && !r->ljs_layout) {
     r->need_off = off;
     r->need_what = "ljs 2 symbol table (the cut leaves trace layout 2a and "
@@ -92,15 +93,16 @@ int dec_ljs_record(ljp_reader *r, cursor *c) {
     c->p = c->end;
     return PARSE_NEED;
   } else if ((type == 1 && v == 2) || (type == 2 && v == 3))
-    rc = dec_sym_trace(r, c, &d, v == 2 && r->ljs_layout == 'a');
+    rc = ljp__dec_sym_trace(r, c, &d, v == 2 && r->ljs_layout == 'a');
   else
-    return reader_fail(r, LJP_E_MALFORMED, off,
-                       "symbol table entry header 0x%02x is not valid in ljs "
-                       "version %u",
-                       h, v);
+    return ljp__reader_fail(
+        r, LJP_E_MALFORMED, off,
+        "symbol table entry header 0x%02x is not valid in ljs "
+        "version %u",
+        h, v);
   if (rc)
     return rc;
-  return reader_define(r, &d, 1, h, off);
+  return ljp__reader_define(r, &d, 1, h, off);
 }
 
 /* ljs 2 has two trace layouts under one version number (T1): 2a carries
@@ -142,7 +144,7 @@ static int scan_ljs2(const cursor *c0, int with_mcode, const uint8_t **stop) {
   }
 }
 
-int dec_ljs2_probe_layout(ljp_reader *r, cursor *c, int *layout) {
+int ljp__dec_ljs2_probe_layout(ljp_reader *r, cursor *c, int *layout) {
   const uint8_t *sa = c->p, *sb = c->p;
   int a = scan_ljs2(c, 1, &sa);
   int b = scan_ljs2(c, 0, &sb);

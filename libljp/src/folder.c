@@ -73,7 +73,7 @@ LJP_API ljp_folder *ljp_folder_new(ljp_tree *t, const ljp_fold_options *opt) {
     f->o.flavor = LJP_FLAVOR_AUTO;
   if (f->o.view == LJP_VIEW_REFERENCE)
     f->o.style = LJP_NAME_REFERENCE;
-  u64map_init(&f->heap);
+  ljp__u64map_init(&f->heap);
   return f;
 }
 
@@ -82,7 +82,7 @@ LJP_API void ljp_folder_free(ljp_folder *f) {
     return;
   for (size_t i = 0; i < f->heap.cap; i++)
     free(f->heap.slots ? f->heap.slots[i].val : NULL);
-  u64map_free(&f->heap);
+  ljp__u64map_free(&f->heap);
   for (size_t i = 0; i < MEMO_SLOTS; i++) {
     free(f->memo ? f->memo[i].raw : NULL);
     free(f->smemo ? f->smemo[i].raw : NULL);
@@ -436,7 +436,7 @@ static ljp_status add_mem(ljp_folder *f, const ljp_mem_event *m,
    * it is freed or moved; blocks from before the profile started are not
    * known and not charged. */
   if (m->kind != LJP_MEM_ALLOC) {
-    heap_block *b = u64map_del(&f->heap, m->old_addr);
+    heap_block *b = ljp__u64map_del(&f->heap, m->old_addr);
     if (b) {
       uint32_t leaf = ljp_tree_add(f->t, b->ids, b->n, -(int64_t)b->size);
       free(b); /* the map follows the live heap, not every address seen */
@@ -445,10 +445,10 @@ static ljp_status add_mem(ljp_folder *f, const ljp_mem_event *m,
     }
   }
   if (m->kind != LJP_MEM_FREE) {
-    heap_block *b = u64map_get(&f->heap, m->new_addr);
+    heap_block *b = ljp__u64map_get(&f->heap, m->new_addr);
     if (!b) {
       b = malloc(sizeof(*b));
-      if (!b || u64map_put(&f->heap, m->new_addr, b)) {
+      if (!b || ljp__u64map_put(&f->heap, m->new_addr, b)) {
         free(b);
         return LJP_E_NOMEM;
       }

@@ -16,7 +16,7 @@
 
 #define READ_CHUNK (256 * 1024)
 
-long long input_fill(ljp_input *in, uint64_t pos, size_t want) {
+long long ljp__input_fill(ljp_input *in, uint64_t pos, size_t want) {
   if (pos < in->base)
     return -2; /* cannot happen: the reader never seeks back */
   for (;;) {
@@ -60,7 +60,7 @@ long long input_fill(ljp_input *in, uint64_t pos, size_t want) {
   }
 }
 
-void input_close(ljp_input *in) {
+void ljp__input_close(ljp_input *in) {
   free(in->buf);
   if (in->map)
     munmap(in->map, in->map_len);
@@ -70,7 +70,7 @@ void input_close(ljp_input *in) {
   in->fd = -1;
 }
 
-void input_release(ljp_input *in, uint64_t pos) {
+void ljp__input_release(ljp_input *in, uint64_t pos) {
   if (!in->map || pos < in->map_dropped + INPUT_RELEASE_STEP)
     return;
   long page = sysconf(_SC_PAGESIZE);

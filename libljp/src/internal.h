@@ -37,9 +37,9 @@ typedef struct arena {
   size_t used, cap;        /* within head */
 } arena;
 
-void arena_init(arena *a);
-void arena_free(arena *a);
-void *arena_alloc(arena *a, size_t n);   /* 8-byte aligned; NULL on OOM */
+void ljp__arena_init(arena *a);
+void ljp__arena_free(arena *a);
+void *ljp__arena_alloc(arena *a, size_t n); /* 8-byte aligned; NULL on OOM */
 
 /* ---- u64 -> pointer hash map (open addressing, linear probing) ---- */
 
@@ -54,12 +54,12 @@ typedef struct u64map {
   size_t cap, count;       /* cap is a power of two */
 } u64map;
 
-void u64map_init(u64map *m);
-void u64map_free(u64map *m);
-void *u64map_get(const u64map *m, uint64_t key);
-int u64map_put(u64map *m, uint64_t key, void *val); /* 0 ok, -1 OOM */
+void ljp__u64map_init(u64map *m);
+void ljp__u64map_free(u64map *m);
+void *ljp__u64map_get(const u64map *m, uint64_t key);
+int ljp__u64map_put(u64map *m, uint64_t key, void *val); /* 0 ok, -1 OOM */
 /* Removes key; returns its value, or NULL when it was not there. */
-void *u64map_del(u64map *m, uint64_t key);
+void *ljp__u64map_del(u64map *m, uint64_t key);
 
 static inline uint64_t ljp_hash64(uint64_t x) {
   x ^= x >> 33;
@@ -90,12 +90,12 @@ typedef struct ljp_input {
 /* Makes at least want bytes available from absolute offset pos, reading
  * more from the descriptor as needed (returns the bytes available from pos,
  * which is < want only at EOF), or -1 on a read error (errno kept). */
-long long input_fill(ljp_input *in, uint64_t pos, size_t want);
-void input_close(ljp_input *in);
+long long ljp__input_fill(ljp_input *in, uint64_t pos, size_t want);
+void ljp__input_close(ljp_input *in);
 /* Gives back the pages of a mapped file before absolute offset pos: a
  * profile is read once, front to back, and its pages must not pile up in
  * the process's resident set. */
-void input_release(ljp_input *in, uint64_t pos);
+void ljp__input_release(ljp_input *in, uint64_t pos);
 #define INPUT_RELEASE_STEP (2u << 20) /* bytes given back at a time */
 
 /* ---- symbol table ---- */
@@ -140,23 +140,23 @@ typedef struct symtab {
                               fails the record with LJP_E_NOMEM */
 } symtab;
 
-void symtab_init(symtab *s, uint64_t max_symbols);
-void symtab_free(symtab *s);
+void ljp__symtab_init(symtab *s, uint64_t max_symbols);
+void ljp__symtab_free(symtab *s);
 /* Define a symbol; returns the (possibly existing, when *dup) definition,
  * or NULL on OOM/limit (*err = LJP_E_NOMEM / LJP_E_LIMIT). */
-const ljp_symbol *symtab_define(symtab *s, const ljp_symbol *proto_sym,
-                                int *dup, int *redefined, ljp_status *err);
-const ljp_symbol *symtab_cfloor(symtab *s, uint64_t addr);
+const ljp_symbol *ljp__symtab_define(symtab *s, const ljp_symbol *proto_sym,
+                                     int *dup, int *redefined, ljp_status *err);
+const ljp_symbol *ljp__symtab_cfloor(symtab *s, uint64_t addr);
 /* Numbers the chunk of an LFUNC symbol on first use (multi-line only). */
-int symtab_use_chunk(symtab *s, const ljp_symbol *sym);
+int ljp__symtab_use_chunk(symtab *s, const ljp_symbol *sym);
 /* Forgets the aliases numbered after the first `mark` (a record that was
  * not delivered must not keep the numbers it took). */
-void symtab_aliases_rollback(symtab *s, unsigned mark);
+void ljp__symtab_aliases_rollback(symtab *s, unsigned mark);
 static inline const ljp_symbol *symtab_proto(const symtab *s, uint64_t a) {
-  return (const ljp_symbol *)u64map_get(&s->lfunc, a);
+  return (const ljp_symbol *)ljp__u64map_get(&s->lfunc, a);
 }
 static inline const ljp_symbol *symtab_trace(const symtab *s, uint64_t n) {
-  return (const ljp_symbol *)u64map_get(&s->trace, n);
+  return (const ljp_symbol *)ljp__u64map_get(&s->trace, n);
 }
 
 /* ---- cursor for record parsing ---- */
@@ -236,7 +236,7 @@ typedef struct recmemo_dep {
 typedef struct recmemo_ent {
   ljp_frame *frames;       /* Lua frames, then host frames; NULL = free */
   recmemo_dep *deps;       /* distinct Lua frame addresses: ndeps of
-                              them (see recmemo_deps) */
+                              them (see ljp__recmemo_deps) */
   const uint8_t *raw;      /* the stack bytes, after frames and deps */
   size_t len, nlua, nhost, ndeps, cost;
   uint64_t key;
@@ -250,19 +250,20 @@ typedef struct recmemo_ent {
 #define RECMEMO_UNKNOWN (SIZE_MAX - 1) /* ndeps: not collected yet */
 
 typedef struct recmemo recmemo;
-recmemo *recmemo_new(void);
+recmemo *ljp__recmemo_new(void);
 /* Collects e's deps on first use (stores do not pay for it: most entries
  * never see their prototypes change); returns ndeps. */
-size_t recmemo_deps(recmemo_ent *e);
-void recmemo_free(recmemo *m);
+size_t ljp__recmemo_deps(recmemo_ent *e);
+void ljp__recmemo_free(recmemo *m);
 /* The entry whose stack bytes begin p (avail bytes readable), or NULL. */
-recmemo_ent *recmemo_find(recmemo *m, const uint8_t *p, size_t avail,
-                          int has_lua);
+recmemo_ent *ljp__recmemo_find(recmemo *m, const uint8_t *p, size_t avail,
+                               int has_lua);
 /* Remembers the len stack bytes at p and their resolved frames (or
  * refreshes the entry of the same bytes); may decline. */
-uint64_t recmemo_store(recmemo *m, const uint8_t *p, size_t len, int has_lua,
-                   const ljp_frame *lua, size_t nlua, const ljp_frame *host,
-                   size_t nhost, const recmemo_stamp *st);
+uint64_t ljp__recmemo_store(recmemo *m, const uint8_t *p, size_t len,
+                            int has_lua, const ljp_frame *lua, size_t nlua,
+                            const ljp_frame *host, size_t nhost,
+                            const recmemo_stamp *st);
 
 /* As cur_uleb, but up to 8 bytes at once with no branch per byte: the
  * end is the first byte below 0x80, and the 7-bit groups are packed in
@@ -350,7 +351,7 @@ struct ljp_reader {
   uint64_t lua_epoch;
   uint64_t stack_token;
   /* prototype address -> symbol cache (direct-mapped); an entry is only
-   * filled after symtab_use_chunk, so a hit skips both.  Stamped with
+   * filled after ljp__symtab_use_chunk, so a hit skips both.  Stamped with
    * pc_gen, bumped with lua_epoch and when a failed record's aliases are
    * taken back. */
 #define PROTO_CACHE_SIZE 1024
@@ -375,28 +376,28 @@ struct ljp_reader {
 /* Record parsers: return LJP_OK with r->ev filled, or CUR_NEED via
  * PARSE_NEED, or an error status (message set). */
 #define PARSE_NEED 100
-int dec_ljs_record(ljp_reader *r, cursor *c);
-int dec_ljm_record(ljp_reader *r, cursor *c);
-int dec_ljp_record(ljp_reader *r, cursor *c);
-int dec_ljs2_probe_layout(ljp_reader *r, cursor *c, int *layout);
+int ljp__dec_ljs_record(ljp_reader *r, cursor *c);
+int ljp__dec_ljm_record(ljp_reader *r, cursor *c);
+int ljp__dec_ljp_record(ljp_reader *r, cursor *c);
+int ljp__dec_ljs2_probe_layout(ljp_reader *r, cursor *c, int *layout);
 
 /* Sets the sticky error; returns st. */
-ljp_status reader_fail(ljp_reader *r, ljp_status st, uint64_t off,
-                       const char *fmt, ...) LJP_PRINTF(4, 5);
+ljp_status ljp__reader_fail(ljp_reader *r, ljp_status st, uint64_t off,
+                            const char *fmt, ...) LJP_PRINTF(4, 5);
 /* Cursor failure helper: CUR_NEED -> PARSE_NEED (remember where/what for a
  * truncation message), CUR_BAD -> malformed error. */
-int reader_field_fail(ljp_reader *r, int cur_rc, uint64_t off,
-                      const char *what);
+int ljp__reader_field_fail(ljp_reader *r, int cur_rc, uint64_t off,
+                           const char *what);
 /* Reads a string field (len + payload) into s and n, pointing into the
  * window. */
-int reader_string(ljp_reader *r, cursor *c, const char *what,
-                  const uint8_t **s, uint64_t *n);
+int ljp__reader_string(ljp_reader *r, cursor *c, const char *what,
+                       const uint8_t **s, uint64_t *n);
 
 /* Symbol payloads, shared by the initial table and mid-stream events (their
  * payloads are byte-for-byte the ljs ones, FORMATS.md §3.6). */
-int dec_sym_lfunc(ljp_reader *r, cursor *c, ljp_symbol *d);
-int dec_sym_cfunc(ljp_reader *r, cursor *c, ljp_symbol *d);
-int dec_sym_trace(ljp_reader *r, cursor *c, ljp_symbol *d, int with_mcode);
+int ljp__dec_sym_lfunc(ljp_reader *r, cursor *c, ljp_symbol *d);
+int ljp__dec_sym_cfunc(ljp_reader *r, cursor *c, ljp_symbol *d);
+int ljp__dec_sym_trace(ljp_reader *r, cursor *c, ljp_symbol *d, int with_mcode);
 
 /* Reads one ULEB128 field or returns from the calling parser. */
 #define GET_ULEB(r, c, dst, what)                                             \
@@ -404,7 +405,7 @@ int dec_sym_trace(ljp_reader *r, cursor *c, ljp_symbol *d, int with_mcode);
     uint64_t off_ = cur_off(c);                                               \
     int rc_ = cur_uleb((c), &(dst));                                          \
     if (LJP_UNLIKELY(rc_))                                                    \
-      return reader_field_fail((r), rc_, off_, (what));                       \
+      return ljp__reader_field_fail((r), rc_, off_, (what));                  \
   } while (0)
 
 /* GET_ULEB with cur_uleb_w. */
@@ -413,13 +414,13 @@ int dec_sym_trace(ljp_reader *r, cursor *c, ljp_symbol *d, int with_mcode);
     uint64_t off_ = cur_off(c);                                               \
     int rc_ = cur_uleb_w((c), &(dst));                                        \
     if (LJP_UNLIKELY(rc_))                                                    \
-      return reader_field_fail((r), rc_, off_, (what));                       \
+      return ljp__reader_field_fail((r), rc_, off_, (what));                  \
   } while (0)
 
 /* Symbol events shared by the three decoders. */
-int reader_define(ljp_reader *r, ljp_symbol *def, int initial,
-                  uint8_t header, uint64_t off);
-const ljp_symbol *reader_cfloor(ljp_reader *r, uint64_t addr);
+int ljp__reader_define(ljp_reader *r, ljp_symbol *def, int initial,
+                       uint8_t header, uint64_t off);
+const ljp_symbol *ljp__reader_cfloor(ljp_reader *r, uint64_t addr);
 
 /* The prototype at addr (its chunk's alias numbered), through the
  * reader's direct-mapped cache. */
@@ -429,7 +430,7 @@ static inline const ljp_symbol *reader_proto(ljp_reader *r, uint64_t addr) {
     return r->pc_sym[i];
   const ljp_symbol *s = symtab_proto(&r->syms, addr);
   if (s) {
-    symtab_use_chunk(&r->syms, s);
+    ljp__symtab_use_chunk(&r->syms, s);
     r->pc_addr[i] = addr;
     r->pc_sym[i] = s;
     r->pc_stamp[i] = r->pc_gen;
@@ -437,8 +438,8 @@ static inline const ljp_symbol *reader_proto(ljp_reader *r, uint64_t addr) {
   return s;
 }
 /* Fills a trace frame: number, line carried, proto named by the record. */
-void reader_trace_frame(ljp_reader *r, ljp_frame *f, uint64_t traceno,
-                        uint64_t proto, uint64_t line);
+void ljp__reader_trace_frame(ljp_reader *r, ljp_frame *f, uint64_t traceno,
+                             uint64_t proto, uint64_t line);
 
 /* Fast-function name tables, index = ffid, NULL-terminated. */
 extern const char *const ljp_ffnames_tarantool[];

@@ -29,15 +29,15 @@ LJP_API ljp_reader *ljp_reader_new(void) {
   r->lim.max_string = DEFAULT_MAX_STRING;
   r->lim.max_frames = DEFAULT_MAX_FRAMES;
   r->lim.max_symbols = DEFAULT_MAX_SYMBOLS;
-  symtab_init(&r->syms, r->lim.max_symbols);
+  ljp__symtab_init(&r->syms, r->lim.max_symbols);
   return r;
 }
 
 LJP_API void ljp_reader_free(ljp_reader *r) {
   if (!r)
     return;
-  input_close(&r->in);
-  symtab_free(&r->syms);
+  ljp__input_close(&r->in);
+  ljp__symtab_free(&r->syms);
   free(r->lua);
   free(r->host);
   free(r->plua);
@@ -45,7 +45,7 @@ LJP_API void ljp_reader_free(ljp_reader *r) {
   free(r->hc_addr);
   free(r->hc_sym);
   free(r->hc_stamp);
-  recmemo_free(r->memo);
+  ljp__recmemo_free(r->memo);
   free(r->pc_addr);
   free(r->pc_sym);
   free(r->pc_stamp);
@@ -70,8 +70,8 @@ LJP_API ljp_status ljp_reader_set_flavor(ljp_reader *r, ljp_flavor flavor) {
   return LJP_OK;
 }
 
-ljp_status reader_fail(ljp_reader *r, ljp_status st, uint64_t off,
-                       const char *fmt, ...) {
+ljp_status ljp__reader_fail(ljp_reader *r, ljp_status st, uint64_t off,
+                            const char *fmt, ...) {
   char msg[200];
   va_list ap;
   va_start(ap, fmt);
@@ -175,29 +175,28 @@ LJP_API ljp_status ljp_reader_open_path(ljp_reader *r, const char *path) {
   return s;
 }
 
-int reader_field_fail(ljp_reader *r, int cur_rc, uint64_t off,
-                      const char *what) {
+int ljp__reader_field_fail(ljp_reader *r, int cur_rc, uint64_t off,
+                           const char *what) {
   if (cur_rc == CUR_NEED) {
     r->need_off = off;
     r->need_what = what;
     return PARSE_NEED;
   }
-  return reader_fail(r, LJP_E_MALFORMED, off,
-                     "ULEB128 longer than 10 bytes or above 2^64-1 in %s",
-                     what);
+  return ljp__reader_fail(r, LJP_E_MALFORMED, off,
+                          "ULEB128 longer than 10 bytes or above 2^64-1 in %s",
+                          what);
 }
 
-int reader_string(ljp_reader *r, cursor *c, const char *what,
-                  const uint8_t **s, uint64_t *n) {
+int ljp__reader_string(ljp_reader *r, cursor *c, const char *what,
+                       const uint8_t **s, uint64_t *n) {
   uint64_t off = cur_off(c), len;
   int rc = cur_uleb(c, &len);
   if (rc)
-    return reader_field_fail(r, rc, off, what);
+    return ljp__reader_field_fail(r, rc, off, what);
   if (len > r->lim.max_string)
-    return reader_fail(r, LJP_E_LIMIT, off,
-                       "%s claims %llu bytes, over the limit of %llu", what,
-                       (unsigned long long)len,
-                       (unsigned long long)r->lim.max_string);
+    return ljp__reader_fail(
+        r, LJP_E_LIMIT, off, "%s claims %llu bytes, over the limit of %llu",
+        what, (unsigned long long)len, (unsigned long long)r->lim.max_string);
   if ((uint64_t)(c->end - c->p) < len) {
     r->need_off = off;
     r->need_what = what;
@@ -209,19 +208,19 @@ int reader_string(ljp_reader *r, cursor *c, const char *what,
   return LJP_OK;
 }
 
-const ljp_symbol *reader_cfloor(ljp_reader *r, uint64_t addr) {
+const ljp_symbol *ljp__reader_cfloor(ljp_reader *r, uint64_t addr) {
   size_t i = (size_t)(ljp_hash64(addr) & (HOST_CACHE_SIZE - 1));
   if (r->hc_stamp[i] == r->syms_gen && r->hc_addr[i] == addr)
     return r->hc_sym[i];
-  const ljp_symbol *s = symtab_cfloor(&r->syms, addr);
+  const ljp_symbol *s = ljp__symtab_cfloor(&r->syms, addr);
   r->hc_addr[i] = addr;
   r->hc_sym[i] = s;
   r->hc_stamp[i] = r->syms_gen;
   return s;
 }
 
-int reader_define(ljp_reader *r, ljp_symbol *def, int initial, uint8_t header,
-                  uint64_t off) {
+int ljp__reader_define(ljp_reader *r, ljp_symbol *def, int initial,
+                       uint8_t header, uint64_t off) {
   int dup, redefined;
   ljp_status err = LJP_OK;
   def->initial = initial;
@@ -234,13 +233,14 @@ int reader_define(ljp_reader *r, ljp_symbol *def, int initial, uint8_t header,
   const ljp_symbol *lprev = def->kind == LJP_SYM_LFUNC
                                 ? symtab_proto(&r->syms, def->addr)
                                 : NULL;
-  const ljp_symbol *s = symtab_define(&r->syms, def, &dup, &redefined, &err);
+  const ljp_symbol *s =
+      ljp__symtab_define(&r->syms, def, &dup, &redefined, &err);
   if (!s) {
     if (err == LJP_E_LIMIT)
-      return reader_fail(r, err, off,
-                         "more than %llu symbol definitions (the limit)",
-                         (unsigned long long)r->lim.max_symbols);
-    return reader_fail(r, LJP_E_NOMEM, off, "out of memory");
+      return ljp__reader_fail(r, err, off,
+                              "more than %llu symbol definitions (the limit)",
+                              (unsigned long long)r->lim.max_symbols);
+    return ljp__reader_fail(r, LJP_E_NOMEM, off, "out of memory");
   }
   if (!dup || redefined) {
     r->syms_epoch++;
@@ -271,8 +271,8 @@ int reader_define(ljp_reader *r, ljp_symbol *def, int initial, uint8_t header,
   return LJP_OK;
 }
 
-void reader_trace_frame(ljp_reader *r, ljp_frame *f, uint64_t traceno,
-                        uint64_t proto, uint64_t line) {
+void ljp__reader_trace_frame(ljp_reader *r, ljp_frame *f, uint64_t traceno,
+                             uint64_t proto, uint64_t line) {
   f->kind = LJP_FRAME_TRACE;
   f->value = traceno;
   f->line = line;
@@ -333,24 +333,26 @@ static int ljs_prologue(ljp_reader *r, cursor *c) {
      * zeros where the running one had written (FORMATS.md, T21).  (No
      * count of the zeros: the message must not depend on how much of the
      * input a descriptor has delivered.) */
-    return reader_fail(r, LJP_E_UNSUPPORTED, r->pos,
-                       "not a LuaJIT profile: it starts with zero bytes "
-                       "(starting a profiler again with the same path "
-                       "truncates the file a running one writes)");
+    return ljp__reader_fail(r, LJP_E_UNSUPPORTED, r->pos,
+                            "not a LuaJIT profile: it starts with zero bytes "
+                            "(starting a profiler again with the same path "
+                            "truncates the file a running one writes)");
   if (memcmp(p->magic, "ljs", 3) != 0) {
     char m[16];
     printable_magic(p->magic, m);
-    return reader_fail(r, LJP_E_UNSUPPORTED, r->pos,
-                       "not a LuaJIT profile: magic \"%s\", expected \"ljs\"",
-                       m);
+    return ljp__reader_fail(
+        r, LJP_E_UNSUPPORTED, r->pos,
+        "not a LuaJIT profile: magic \"%s\", expected \"ljs\"", m);
   }
   if (p->version < 1 || p->version > 3)
-    return reader_fail(r, LJP_E_UNSUPPORTED, r->pos + 3,
-                       "unsupported ljs version %u; this build reads 1\xe2\x80\x93" "3",
-                       p->version);
+    return ljp__reader_fail(
+        r, LJP_E_UNSUPPORTED, r->pos + 3,
+        "unsupported ljs version %u; this build reads 1\xe2\x80\x93"
+        "3",
+        p->version);
   if (p->version == 2) {
     int layout = 0;
-    rc = dec_ljs2_probe_layout(r, c, &layout);
+    rc = ljp__dec_ljs2_probe_layout(r, c, &layout);
     if (rc)
       return rc;
     r->ljs_layout = layout;
@@ -391,18 +393,19 @@ static int ev_prologue(ljp_reader *r, cursor *c) {
   } else {
     char m[16];
     printable_magic(p->magic, m);
-    return reader_fail(r, LJP_E_MALFORMED, r->pos,
-                       "event stream magic \"%s\", expected \"ljm\" or \"ljp\"",
-                       m);
+    return ljp__reader_fail(
+        r, LJP_E_MALFORMED, r->pos,
+        "event stream magic \"%s\", expected \"ljm\" or \"ljp\"", m);
   }
   if ((p->version < 1 || p->version > maxv) &&
       !(r->kind == LJP_KIND_SYSPROF && p->version == LJP_LJP_VERSION_X1)) {
     ljp_kind k = r->kind;
     r->kind = LJP_KIND_UNKNOWN;
-    return reader_fail(r, LJP_E_UNSUPPORTED, r->pos + 3,
-                       "unsupported %s version %u; this build reads 1\xe2\x80\x93%u%s",
-                       k == LJP_KIND_MEMPROF ? "ljm" : "ljp", p->version, maxv,
-                       k == LJP_KIND_SYSPROF ? " and x1 (0x81)" : "");
+    return ljp__reader_fail(
+        r, LJP_E_UNSUPPORTED, r->pos + 3,
+        "unsupported %s version %u; this build reads 1\xe2\x80\x93%u%s",
+        k == LJP_KIND_MEMPROF ? "ljm" : "ljp", p->version, maxv,
+        k == LJP_KIND_SYSPROF ? " and x1 (0x81)" : "");
   }
   r->ev_version = p->version;
   if (r->ev_version == LJP_LJP_VERSION_X1 && (rc = x1_prologue(r, c)))
@@ -430,11 +433,12 @@ static int ev_prologue(ljp_reader *r, cursor *c) {
 static int parse_one(ljp_reader *r, cursor *c) {
   switch (r->state) {
   case RS_LJS_PROLOGUE: return ljs_prologue(r, c);
-  case RS_LJS_BODY: return dec_ljs_record(r, c);
+  case RS_LJS_BODY:
+    return ljp__dec_ljs_record(r, c);
   case RS_EV_PROLOGUE: return ev_prologue(r, c);
   case RS_EV_BODY:
-    return r->kind == LJP_KIND_MEMPROF ? dec_ljm_record(r, c)
-                                       : dec_ljp_record(r, c);
+    return r->kind == LJP_KIND_MEMPROF ? ljp__dec_ljm_record(r, c)
+                                       : ljp__dec_ljp_record(r, c);
   default: return LJP_E_ARG;
   }
 }
@@ -442,20 +446,23 @@ static int parse_one(ljp_reader *r, cursor *c) {
 static ljp_status at_eof(ljp_reader *r) {
   switch (r->state) {
   case RS_LJS_PROLOGUE:
-    return reader_fail(r, LJP_E_TRUNCATED, r->pos,
-                       "empty input, expected the \"ljs\" symbol table prologue");
+    return ljp__reader_fail(
+        r, LJP_E_TRUNCATED, r->pos,
+        "empty input, expected the \"ljs\" symbol table prologue");
   case RS_LJS_BODY:
-    return reader_fail(r, LJP_E_TRUNCATED, r->pos,
-                       "input ends inside the symbol table (no final 0x80)");
+    return ljp__reader_fail(
+        r, LJP_E_TRUNCATED, r->pos,
+        "input ends inside the symbol table (no final 0x80)");
   case RS_EV_PROLOGUE:
-    return reader_fail(r, LJP_E_TRUNCATED, r->pos,
-                       "input ends after the symbol table, expected the "
-                       "\"ljm\" or \"ljp\" event stream");
+    return ljp__reader_fail(r, LJP_E_TRUNCATED, r->pos,
+                            "input ends after the symbol table, expected the "
+                            "\"ljm\" or \"ljp\" event stream");
   default:
-    return reader_fail(r, LJP_E_TRUNCATED, r->pos,
-                       "input ends between records, expected the next record "
-                       "or the 0x80 epilogue (the producer did not stop "
-                       "cleanly)");
+    return ljp__reader_fail(
+        r, LJP_E_TRUNCATED, r->pos,
+        "input ends between records, expected the next record "
+        "or the 0x80 epilogue (the producer did not stop "
+        "cleanly)");
   }
 }
 
@@ -472,16 +479,17 @@ LJP_API ljp_status ljp_reader_next(ljp_reader *r, const ljp_event **ev) {
   size_t want = 64;
   for (;;) {
     /* Whole inputs (memory, mapped files) have every byte already. */
-    long long have =
-        r->in.eof ? (r->in.base + r->in.len > r->pos
-                         ? (long long)(r->in.base + r->in.len - r->pos)
-                         : 0)
-                  : input_fill(&r->in, r->pos, want);
+    long long have = r->in.eof
+                         ? (r->in.base + r->in.len > r->pos
+                                ? (long long)(r->in.base + r->in.len - r->pos)
+                                : 0)
+                         : ljp__input_fill(&r->in, r->pos, want);
     if (have < 0) {
       int e = errno;
       if (e == ENOMEM) /* the window could not grow */
-        return reader_fail(r, LJP_E_NOMEM, r->pos, "out of memory");
-      return reader_fail(r, LJP_E_IO, r->pos, "read error: %s", strerror(e));
+        return ljp__reader_fail(r, LJP_E_NOMEM, r->pos, "out of memory");
+      return ljp__reader_fail(r, LJP_E_IO, r->pos, "read error: %s",
+                              strerror(e));
     }
     if (have == 0 && r->in.eof) {
       if (r->state == RS_TAIL) {
@@ -491,8 +499,8 @@ LJP_API ljp_status ljp_reader_next(ljp_reader *r, const ljp_event **ev) {
       return at_eof(r);
     }
     if (r->state == RS_TAIL)
-      return reader_fail(r, LJP_E_MALFORMED, r->pos,
-                         "unexpected bytes after the epilogue");
+      return ljp__reader_fail(r, LJP_E_MALFORMED, r->pos,
+                              "unexpected bytes after the epilogue");
     cursor c;
     c.start = r->in.data;
     c.base = r->in.base;
@@ -502,16 +510,16 @@ LJP_API ljp_status ljp_reader_next(ljp_reader *r, const ljp_event **ev) {
     unsigned alias_mark = r->syms.naliases;
     int rc = parse_one(r, &c);
     if (rc != LJP_OK && r->syms.naliases != alias_mark) {
-      symtab_aliases_rollback(&r->syms, alias_mark);
+      ljp__symtab_aliases_rollback(&r->syms, alias_mark);
       r->pc_gen++; /* cached protos may be among them */
     }
     if (LJP_UNLIKELY(r->syms.oom))
-      return reader_fail(r, LJP_E_NOMEM, r->pos, "out of memory");
+      return ljp__reader_fail(r, LJP_E_NOMEM, r->pos, "out of memory");
     if (rc == LJP_OK) {
       uint64_t end = cur_off(&c);
       /* Everything before this record is done with (symbols are copied). */
       if (r->in.map && r->pos >= r->in.map_dropped + INPUT_RELEASE_STEP)
-        input_release(&r->in, r->pos);
+        ljp__input_release(&r->in, r->pos);
       r->ev.raw = r->in.data + (size_t)(r->pos - r->in.base);
       r->ev.raw_len = (size_t)(end - r->pos);
       r->pos = end;
@@ -521,8 +529,8 @@ LJP_API ljp_status ljp_reader_next(ljp_reader *r, const ljp_event **ev) {
     if (rc != PARSE_NEED)
       return r->status;
     if (r->in.eof)
-      return reader_fail(r, LJP_E_TRUNCATED, r->need_off, "truncated %s",
-                         r->need_what);
+      return ljp__reader_fail(r, LJP_E_TRUNCATED, r->need_off, "truncated %s",
+                              r->need_what);
     want = (size_t)have * 2 + 64;
   }
 }
@@ -581,7 +589,7 @@ LJP_API const ljp_symbol *ljp_reader_lookup_trace(const ljp_reader *r,
 }
 LJP_API const ljp_symbol *ljp_reader_lookup_cfunc(const ljp_reader *r,
                                                   uint64_t addr) {
-  return r ? symtab_cfloor((symtab *)&r->syms, addr) : NULL;
+  return r ? ljp__symtab_cfloor((symtab *)&r->syms, addr) : NULL;
 }
 LJP_API uint64_t ljp_reader_stack_token(const ljp_reader *r) {
   return r ? r->stack_token : 0;

@@ -119,7 +119,7 @@ static inline uint32_t *bucket_of(recmemo *m, uint64_t key) {
   return &m->bucket[key >> (64 - BUCKET_BITS)];
 }
 
-recmemo *recmemo_new(void) {
+recmemo *ljp__recmemo_new(void) {
   recmemo *m = calloc(1, sizeof(*m));
   if (!m)
     return NULL;
@@ -129,7 +129,7 @@ recmemo *recmemo_new(void) {
   return m;
 }
 
-void recmemo_free(recmemo *m) {
+void ljp__recmemo_free(recmemo *m) {
   if (!m)
     return;
   for (size_t i = 0; i < NENT; i++)
@@ -137,8 +137,8 @@ void recmemo_free(recmemo *m) {
   free(m);
 }
 
-recmemo_ent *recmemo_find(recmemo *m, const uint8_t *p, size_t avail,
-                          int has_lua) {
+recmemo_ent *ljp__recmemo_find(recmemo *m, const uint8_t *p, size_t avail,
+                               int has_lua) {
   if (!m->count)
     return NULL;
   /* Samples come in runs of one stack: the last entry is tried first,
@@ -245,7 +245,7 @@ static size_t collect_deps(const ljp_frame *lua, size_t nlua,
   return n;
 }
 
-size_t recmemo_deps(recmemo_ent *e) {
+size_t ljp__recmemo_deps(recmemo_ent *e) {
   if (e->ndeps == RECMEMO_UNKNOWN)
     e->ndeps = collect_deps(e->frames, e->nlua, e->deps);
   return e->ndeps;
@@ -264,9 +264,10 @@ static void put_frames(recmemo_ent *e, const ljp_frame *lua, size_t nlua,
   e->stamp = *st;
 }
 
-uint64_t recmemo_store(recmemo *m, const uint8_t *p, size_t len, int has_lua,
-                   const ljp_frame *lua, size_t nlua, const ljp_frame *host,
-                   size_t nhost, const recmemo_stamp *st) {
+uint64_t ljp__recmemo_store(recmemo *m, const uint8_t *p, size_t len,
+                            int has_lua, const ljp_frame *lua, size_t nlua,
+                            const ljp_frame *host, size_t nhost,
+                            const recmemo_stamp *st) {
   if (len < MIN_LEN)
     return 0;
   uint64_t k = entry_key(NULL, p, len, has_lua);

@@ -19,19 +19,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-void symtab_init(symtab *s, uint64_t max_symbols) {
+void ljp__symtab_init(symtab *s, uint64_t max_symbols) {
   memset(s, 0, sizeof(*s));
-  arena_init(&s->mem);
+  ljp__arena_init(&s->mem);
   s->max_symbols = max_symbols;
 }
 
-void symtab_free(symtab *s) {
-  arena_free(&s->mem);
-  u64map_free(&s->lfunc);
-  u64map_free(&s->trace);
-  u64map_free(&s->cfunc);
-  u64map_free(&s->cnamed);
-  u64map_free(&s->chunks);
+void ljp__symtab_free(symtab *s) {
+  ljp__arena_free(&s->mem);
+  ljp__u64map_free(&s->lfunc);
+  ljp__u64map_free(&s->trace);
+  ljp__u64map_free(&s->cfunc);
+  ljp__u64map_free(&s->cnamed);
+  ljp__u64map_free(&s->chunks);
   free(s->sorted);
   free(s->pending);
   free(s->aliases);
@@ -40,11 +40,11 @@ void symtab_free(symtab *s) {
 
 static const char *intern_chunk(symtab *s, const char *text, size_t len) {
   uint64_t h = ljp_hash_bytes(text, len) | 1; /* never 0: keeps keys distinct from nothing */
-  chunk_rec *head = u64map_get(&s->chunks, h);
+  chunk_rec *head = ljp__u64map_get(&s->chunks, h);
   for (chunk_rec *c = head; c; c = c->next)
     if (c->len == len && memcmp(c->text, text, len) == 0)
       return c->text;
-  chunk_rec *c = arena_alloc(&s->mem, sizeof(*c) + len + 1);
+  chunk_rec *c = ljp__arena_alloc(&s->mem, sizeof(*c) + len + 1);
   if (!c)
     return NULL;
   c->next = head;
@@ -53,12 +53,12 @@ static const char *intern_chunk(symtab *s, const char *text, size_t len) {
   c->multiline = memchr(text, '\n', len) != NULL;
   memcpy(c->text, text, len);
   c->text[len] = '\0';
-  if (u64map_put(&s->chunks, h, c))
+  if (ljp__u64map_put(&s->chunks, h, c))
     return NULL;
   return c->text;
 }
 
-int symtab_use_chunk(symtab *s, const ljp_symbol *sym) {
+int ljp__symtab_use_chunk(symtab *s, const ljp_symbol *sym) {
   chunk_rec *c = chunk_of(sym);
   if (!c->multiline || c->alias)
     return 0;
@@ -77,7 +77,7 @@ int symtab_use_chunk(symtab *s, const ljp_symbol *sym) {
   return 0;
 }
 
-void symtab_aliases_rollback(symtab *s, unsigned mark) {
+void ljp__symtab_aliases_rollback(symtab *s, unsigned mark) {
   while (s->naliases > mark)
     chunk_of(s->aliases[--s->naliases])->alias = 0;
 }
@@ -118,8 +118,8 @@ static int pending_push(symtab *s, uint64_t addr, const ljp_symbol *sym) {
   return 0;
 }
 
-const ljp_symbol *symtab_define(symtab *s, const ljp_symbol *def, int *dup,
-                                int *redefined, ljp_status *err) {
+const ljp_symbol *ljp__symtab_define(symtab *s, const ljp_symbol *def, int *dup,
+                                     int *redefined, ljp_status *err) {
   u64map *map;
   uint64_t key;
   *dup = *redefined = 0;
@@ -128,21 +128,22 @@ const ljp_symbol *symtab_define(symtab *s, const ljp_symbol *def, int *dup,
   case LJP_SYM_CFUNC: map = &s->cfunc; key = def->addr; break;
   default: map = &s->trace; key = def->traceno; break;
   }
-  const ljp_symbol *old = u64map_get(map, key);
+  const ljp_symbol *old = ljp__u64map_get(map, key);
   uint64_t named_key = 0;
   if (def->kind == LJP_SYM_CFUNC) {
     /* One address often carries several names (undefined symbols sit at
      * an object's load base), so every re-dump walks the same names in
      * the same order: a definition seen before is reused, never copied. */
     named_key = ljp_hash64(def->addr ^ ljp_hash_bytes(def->name, def->name_len));
-    const ljp_symbol *seen = u64map_get(&s->cnamed, named_key);
+    const ljp_symbol *seen = ljp__u64map_get(&s->cnamed, named_key);
     if (seen && seen->addr == def->addr && seen->name_len == def->name_len &&
         memcmp(seen->name, def->name, def->name_len) == 0) {
       *dup = 1;
       if (old == seen)
         return old;
       *redefined = 1;
-      if (u64map_put(map, key, (void *)seen) || pending_push(s, key, seen)) {
+      if (ljp__u64map_put(map, key, (void *)seen) ||
+          pending_push(s, key, seen)) {
         *err = LJP_E_NOMEM;
         return NULL;
       }
@@ -166,7 +167,7 @@ const ljp_symbol *symtab_define(symtab *s, const ljp_symbol *def, int *dup,
     *err = LJP_E_LIMIT;
     return NULL;
   }
-  ljp_symbol *n = arena_alloc(&s->mem, sizeof(*n));
+  ljp_symbol *n = ljp__arena_alloc(&s->mem, sizeof(*n));
   if (!n) {
     *err = LJP_E_NOMEM;
     return NULL;
@@ -176,7 +177,7 @@ const ljp_symbol *symtab_define(symtab *s, const ljp_symbol *def, int *dup,
   if (def->kind == LJP_SYM_LFUNC) {
     n->name = intern_chunk(s, def->name, def->name_len);
   } else if (def->kind == LJP_SYM_CFUNC) {
-    char *copy = arena_alloc(&s->mem, def->name_len + 1);
+    char *copy = ljp__arena_alloc(&s->mem, def->name_len + 1);
     if (copy) {
       memcpy(copy, def->name, def->name_len);
       copy[def->name_len] = '\0';
@@ -186,9 +187,11 @@ const ljp_symbol *symtab_define(symtab *s, const ljp_symbol *def, int *dup,
     n->name = NULL;
     n->name_len = 0;
   }
-  if ((def->kind != LJP_SYM_TRACE && !n->name) || u64map_put(map, key, n) ||
+  if ((def->kind != LJP_SYM_TRACE && !n->name) ||
+      ljp__u64map_put(map, key, n) ||
       (def->kind == LJP_SYM_CFUNC &&
-       (pending_push(s, key, n) || u64map_put(&s->cnamed, named_key, n)))) {
+       (pending_push(s, key, n) ||
+        ljp__u64map_put(&s->cnamed, named_key, n)))) {
     *err = LJP_E_NOMEM;
     return NULL;
   }
@@ -251,7 +254,7 @@ static size_t upper_bound(const csym_entry *a, size_t n, uint64_t addr) {
   return lo;
 }
 
-const ljp_symbol *symtab_cfloor(symtab *s, uint64_t addr) {
+const ljp_symbol *ljp__symtab_cfloor(symtab *s, uint64_t addr) {
   size_t i = upper_bound(s->sorted, s->nsorted, addr);
   size_t j = upper_bound(s->pending, s->npending, addr);
   const csym_entry *a = i ? &s->sorted[i - 1] : NULL;

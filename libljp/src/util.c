@@ -15,22 +15,22 @@ struct arena_block {
   _Alignas(16) unsigned char data[];
 };
 
-void arena_init(arena *a) {
+void ljp__arena_init(arena *a) {
   a->head = NULL;
   a->used = a->cap = 0;
 }
 
-void arena_free(arena *a) {
+void ljp__arena_free(arena *a) {
   arena_block *b = a->head;
   while (b) {
     arena_block *n = b->next;
     free(b);
     b = n;
   }
-  arena_init(a);
+  ljp__arena_init(a);
 }
 
-void *arena_alloc(arena *a, size_t n) {
+void *ljp__arena_alloc(arena *a, size_t n) {
   n = (n + 7) & ~(size_t)7;
   if (!a->head || a->cap - a->used < n) {
     size_t cap = 64 * 1024;
@@ -56,14 +56,14 @@ void *arena_alloc(arena *a, size_t n) {
   return p;
 }
 
-void u64map_init(u64map *m) { memset(m, 0, sizeof(*m)); }
+void ljp__u64map_init(u64map *m) { memset(m, 0, sizeof(*m)); }
 
-void u64map_free(u64map *m) {
+void ljp__u64map_free(u64map *m) {
   free(m->slots);
-  u64map_init(m);
+  ljp__u64map_init(m);
 }
 
-void *u64map_get(const u64map *m, uint64_t key) {
+void *ljp__u64map_get(const u64map *m, uint64_t key) {
   if (!m->cap)
     return NULL;
   size_t mask = m->cap - 1, i = (size_t)ljp_hash64(key) & mask;
@@ -96,7 +96,7 @@ static int u64map_grow(u64map *m) {
   return 0;
 }
 
-int u64map_put(u64map *m, uint64_t key, void *val) {
+int ljp__u64map_put(u64map *m, uint64_t key, void *val) {
   if ((m->count + 1) * 4 > m->cap * 3 && u64map_grow(m))
     return -1;
   size_t mask = m->cap - 1, i = (size_t)ljp_hash64(key) & mask;
@@ -113,7 +113,7 @@ int u64map_put(u64map *m, uint64_t key, void *val) {
   return 0;
 }
 
-void *u64map_del(u64map *m, uint64_t key) {
+void *ljp__u64map_del(u64map *m, uint64_t key) {
   if (!m->cap)
     return NULL;
   size_t mask = m->cap - 1, i = (size_t)ljp_hash64(key) & mask;
