@@ -72,7 +72,7 @@ static void on_prof(int sig, siginfo_t *si, void *ucv)
   r.fp = (uint64_t)uc->uc_mcontext.gregs[REG_RBP];
   r.pc_is_return = 0;
   t0 = now_ns();
-  t->n = cap_uw_unwind(&r, r.sp, stack_hi, frames, 256, &t->flags);
+  t->n = ljp__cap_uw_unwind(&r, r.sp, stack_hi, frames, 256, &t->flags);
   t->ns = now_ns() - t0;
   t->pc = r.pc;
   if (!(t->flags & CAP_UW_ROOT)) {
@@ -100,7 +100,7 @@ __attribute__((constructor)) static void uw_start(void)
   struct itimerval it;
   const char *us = getenv("UW_PRELOAD_US");
   ticks = calloc(MAXT, sizeof *ticks);
-  if (!ticks || cap_uw_init() != 0)
+  if (!ticks || ljp__cap_uw_init() != 0)
     return;
   if (pthread_getattr_np(pthread_self(), &a) != 0)
     return;
@@ -150,7 +150,7 @@ __attribute__((destructor)) static void uw_stop(void)
   }
   if (ns && n)
     qsort(ns, n, sizeof *ns, u64_cmp);
-  cap_uw_stats(&nobj, &nrows, &bytes);
+  ljp__cap_uw_stats(&nobj, &nrows, &bytes);
   fprintf(stderr,
           "uw_preload: %u ticks; PC in an object: %u, %u reach the root "
           "(%.1f %%; %u noinfo, %u badstack, %u truncated); PC elsewhere "

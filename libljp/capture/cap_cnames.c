@@ -16,13 +16,13 @@
  * string.gmatch's iterator (see add_aux).
  *
  * Which name wins when the object's symbols name the function too
- * (cap_cnames_over_elf): by default the ELF name stays, and the Lua path
+ * (ljp__cap_cnames_over_elf): by default the ELF name stays, and the Lua path
  * names what has none (a static function of a stripped module: cjson.so's
  * json_encode shows as "cjson.encode", not "cjson.so+0x4f20").  With the
  * switch on, the Lua path replaces ELF names as well.
  *
  * The map is replaced by each scan, on the VM thread where Lua may run
- * (start, cap_names_refresh); lookups happen at the safe point.
+ * (start, ljp__cap_names_refresh); lookups happen at the safe point.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -182,7 +182,7 @@ static int add_aux(lua_State *L)
   return 0;
 }
 
-int cap_cnames_scan(lua_State *L)
+int ljp__cap_cnames_scan(lua_State *L)
 {
   int top = lua_gettop(L), i, n, rc = 0;
   char **nv;
@@ -216,7 +216,7 @@ int cap_cnames_scan(lua_State *L)
     key = (uint64_t)(uintptr_t)cf;
     /* A C function that is no builtin.  One C function pushed as several
      * closures is one address: the same rule as in the scan picks. */
-    if (cf && path && cap_ids_ffid(p) < 0 &&
+    if (cf && path && ljp__cap_ids_ffid(p) < 0 &&
         (v = cap_map_get(&by_addr, key)) != NULL) {
       if (better(path, len, names[*v - 1])) {
         char *s = malloc(len + 1);
@@ -226,7 +226,7 @@ int cap_cnames_scan(lua_State *L)
           names[*v - 1] = s;
         }
       }
-    } else if (cf && path && cap_ids_ffid(p) < 0) {
+    } else if (cf && path && ljp__cap_ids_ffid(p) < 0) {
       char *s = malloc(len + 1);
       if (!s || cap_map_put(&by_addr, key, nnames + 1) != 0) {
         free(s);
@@ -245,23 +245,23 @@ int cap_cnames_scan(lua_State *L)
   return rc;
 }
 
-const char *cap_cnames_get(uint64_t addr)
+const char *ljp__cap_cnames_get(uint64_t addr)
 {
   uint64_t *v = cap_map_get(&by_addr, addr);
   return v ? names[*v - 1] : NULL;
 }
 
-int cap_cnames_over_elf(void)
+int ljp__cap_cnames_over_elf(void)
 {
   return over_elf;
 }
 
-void cap_cnames_set_over_elf(int on)
+void ljp__cap_cnames_set_over_elf(int on)
 {
   over_elf = on != 0;
 }
 
-void cap_cnames_miss(uint64_t addr)
+void ljp__cap_cnames_miss(uint64_t addr)
 {
   if (addr == 0 || cap_map_get(&missed, addr))
     return;
@@ -271,15 +271,15 @@ void cap_cnames_miss(uint64_t addr)
   miss_pending = 1;
 }
 
-int cap_names_refresh(lua_State *L)
+int ljp__cap_names_refresh(lua_State *L)
 {
   size_t before = nnames;
   if (!miss_pending || now_ns() - last_scan_ns < interval_ms * 1000000u)
     return 0;
   /* Builtins first: a module required since start may have added some
    * (table.nkeys), and those must not get a C name. */
-  cap_ids_rescan(L);
-  cap_cnames_scan(L);
+  ljp__cap_ids_rescan(L);
+  ljp__cap_cnames_scan(L);
   /* Interrupted PCs in stripped objects count as misses too, and keep
    * coming: a rescan that found nothing new waits twice as long before
    * the next one. */
@@ -290,7 +290,7 @@ int cap_names_refresh(lua_State *L)
   return 1;
 }
 
-void cap_cnames_free(void)
+void ljp__cap_cnames_free(void)
 {
   clear_names();
   cap_map_free(&missed);

@@ -31,7 +31,7 @@
 
 #define SYSTEM_DEBUG_ROOT "/usr/lib/debug"
 
-uint32_t cap_crc32(uint32_t crc, const uint8_t *p, size_t n)
+uint32_t ljp__cap_crc32(uint32_t crc, const uint8_t *p, size_t n)
 {
   size_t i;
   int k;
@@ -143,7 +143,7 @@ static int file_crc(const char *path, uint32_t *crc)
     return -1;
   *crc = 0;
   while ((n = read(fd, buf, sizeof buf)) > 0)
-    *crc = cap_crc32(*crc, buf, (size_t)n);
+    *crc = ljp__cap_crc32(*crc, buf, (size_t)n);
   close(fd);
   return n < 0 ? -1 : 0;
 }
@@ -206,8 +206,8 @@ static int try_link_root(const char *root, size_t len, void *arg)
   return fits(n, c->outlen) && link_ok(c) ? 0 : -1;
 }
 
-int cap_debugfile_find(const uint8_t *p, size_t size, const char *path,
-                       char *out, size_t outlen)
+int ljp__cap_debugfile_find(const uint8_t *p, size_t size, const char *path,
+                            char *out, size_t outlen)
 {
   char hex[129], *real, *slash;
   find_ctx c;

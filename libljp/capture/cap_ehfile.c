@@ -20,7 +20,7 @@ static int read_at(int fd, void *buf, size_t len, uint64_t off)
   return got >= 0 && (size_t)got == len ? 0 : -1;
 }
 
-uint64_t cap_ehf_file_section(const char *path)
+uint64_t ljp__cap_ehf_file_section(const char *path)
 {
   Elf64_Ehdr eh;
   Elf64_Shdr *sh = NULL, str;

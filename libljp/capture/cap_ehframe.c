@@ -748,8 +748,8 @@ static int rows_of(const cap_ehf_mem *m, fde_ref *v, size_t nf, int st,
   return st;
 }
 
-int cap_ehf_rows(const cap_ehf_mem *m, uint64_t hdr, uint64_t base,
-                 cap_uw_row **rows, size_t *n, size_t *cap)
+int ljp__cap_ehf_rows(const cap_ehf_mem *m, uint64_t hdr, uint64_t base,
+                      cap_uw_row **rows, size_t *n, size_t *cap)
 {
   fde_ref *v = NULL;
   size_t nf = 0;
@@ -757,8 +757,8 @@ int cap_ehf_rows(const cap_ehf_mem *m, uint64_t hdr, uint64_t base,
   return rows_of(m, v, nf, st, base, rows, n, cap);
 }
 
-int cap_ehf_rows_eh(const cap_ehf_mem *m, uint64_t eh, uint64_t base,
-                    cap_uw_row **rows, size_t *n, size_t *cap)
+int ljp__cap_ehf_rows_eh(const cap_ehf_mem *m, uint64_t eh, uint64_t base,
+                         cap_uw_row **rows, size_t *n, size_t *cap)
 {
   fde_ref *v = NULL;
   size_t nf = 0;

@@ -55,18 +55,18 @@ typedef struct cap_ehf_mem {
  * read stays inside m's ranges.  Rows come out sorted by pc; an FDE's end
  * gets a NOINFO|GAP row unless the next FDE starts there.  Returns 0, or -1
  * when out of memory (a malformed table just yields fewer rows). */
-CAP_HIDDEN int cap_ehf_rows(const cap_ehf_mem *m, uint64_t hdr,
-                            uint64_t base, cap_uw_row **rows, size_t *n,
-                            size_t *cap);
+CAP_HIDDEN int ljp__cap_ehf_rows(const cap_ehf_mem *m, uint64_t hdr,
+                                 uint64_t base, cap_uw_row **rows, size_t *n,
+                                 size_t *cap);
 
 /* The same from the .eh_frame at eh itself, for an object without
  * .eh_frame_hdr (its FDEs walked up to the zero terminator). */
-CAP_HIDDEN int cap_ehf_rows_eh(const cap_ehf_mem *m, uint64_t eh,
-                               uint64_t base, cap_uw_row **rows, size_t *n,
-                               size_t *cap);
+CAP_HIDDEN int ljp__cap_ehf_rows_eh(const cap_ehf_mem *m, uint64_t eh,
+                                    uint64_t base, cap_uw_row **rows, size_t *n,
+                                    size_t *cap);
 
 /* The link-time address of the .eh_frame section of the ELF file at path,
  * from its section headers; 0 when there is none.  May allocate. */
-CAP_HIDDEN uint64_t cap_ehf_file_section(const char *path);
+CAP_HIDDEN uint64_t ljp__cap_ehf_file_section(const char *path);
 
 #endif

@@ -39,7 +39,7 @@ static int interp_frame(uint64_t pc)
     return 0;
   if (interp_state == 0) {
     cap_sym s;
-    if (cap_symbols_lookup(vm->interp_lo, &s) && s.name) {
+    if (ljp__cap_symbols_lookup(vm->interp_lo, &s) && s.name) {
       interp_state = 2;
     } else {
       static const char name[] = "lj_vm_interpreter";
@@ -67,7 +67,7 @@ static uint64_t coro_id(uint64_t L)
   return 0;
 }
 
-void cap_encode_reset(void)
+void ljp__cap_encode_reset(void)
 {
   ncoro = 0;
   interp_state = 0;
@@ -119,18 +119,18 @@ static size_t lua_frames(const cap_vm_frame *lf, uint32_t n, int emit)
     switch (lf[i].kind) {
     case CAP_VMF_LUA:
       f->kind = LJP_FRAME_LUA;
-      f->value = cap_protos_id(lf[i].addr, lf[i].chunk, lf[i].firstline);
+      f->value = ljp__cap_protos_id(lf[i].addr, lf[i].chunk, lf[i].firstline);
       f->line = lf[i].firstline;
       if (!f->value)
         continue;       /* the name could not be read: skip the frame */
       if (emit)
-        cap_ids_emit_lfunc(cap_S.w, f->value);
+        ljp__cap_ids_emit_lfunc(cap_S.w, f->value);
       break;
     case CAP_VMF_CFUNC:
       f->kind = LJP_FRAME_CFUNC;
       f->value = lf[i].addr;
       if (emit)
-        cap_symbols_emit(cap_S.w, f->value, 0);
+        ljp__cap_symbols_emit(cap_S.w, f->value, 0);
       break;
     case CAP_VMF_FFUNC:
       f->kind = LJP_FRAME_FFUNC;
@@ -153,7 +153,7 @@ static ljp_timer timer_kind(void)
   }
 }
 
-ljp_status cap_encode_begin(ljp_writer *w)
+ljp_status ljp__cap_encode_begin(ljp_writer *w)
 {
   ljp_flavor fl = (ljp_flavor)ljp_capture_flavor();
   if (cap_S.format == 2)
@@ -162,7 +162,7 @@ ljp_status cap_encode_begin(ljp_writer *w)
 }
 
 /* Encodes slot idx (published by the handler). */
-void cap_encode_slot(uint32_t idx)
+void ljp__cap_encode_slot(uint32_t idx)
 {
   cap_ring *r = &cap_S.ring;
   const cap_slot_meta *m = &r->meta[idx];
@@ -194,11 +194,11 @@ void cap_encode_slot(uint32_t idx)
     nh = 1;
   for (i = 0; i < nh; i++)
     if (!interp_frame(h[i]))
-      cap_symbols_emit(cap_S.w, h[i], i > 0);
+      ljp__cap_symbols_emit(cap_S.w, h[i], i > 0);
   if (vmstate == LJP_VMST_TRACE) {
-    t = cap_traces_by_no((uint32_t)m->vmstate);
+    t = ljp__cap_traces_by_no((uint32_t)m->vmstate);
     if (t) {
-      cap_ids_emit_lfunc(cap_S.w, t->proto);
+      ljp__cap_ids_emit_lfunc(cap_S.w, t->proto);
       if (!t->emitted) {
         ljp_write_event_trace(cap_S.w, t->traceno, t->proto, t->line);
         t->emitted = 1;
@@ -255,7 +255,7 @@ void cap_encode_slot(uint32_t idx)
 }
 
 /* Writes every published slot. */
-void cap_encode_pending(void)
+void ljp__cap_encode_pending(void)
 {
   cap_ring *r = &cap_S.ring;
   uint32_t head, tail, i;
@@ -265,11 +265,11 @@ void cap_encode_pending(void)
   for (i = tail; i != head; i++) {
     uint32_t idx = i % r->nslots;
     stale |= (r->meta[idx].host_flags & CAP_UW_STALE) != 0;
-    cap_encode_slot(idx);
+    ljp__cap_encode_slot(idx);
   }
   atomic_store_explicit(&r->tail, head, memory_order_release);
   /* An object loaded since the unwind tables were built (dlopen): build
    * its tables now, on the VM thread. */
   if (stale && cap_S.own_unwinder)
-    cap_uw_refresh();
+    ljp__cap_uw_refresh();
 }

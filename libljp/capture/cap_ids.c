@@ -12,7 +12,7 @@
  * Builtins.  A closure -> ffid map is built at start (outside any safe
  * point, where calling Lua is allowed) from every function reachable in
  * package.loaded and the file-handle methods, with jit.util.funcinfo;
- * cap_ids_rescan adds those of modules required later.  The other C
+ * ljp__cap_ids_rescan adds those of modules required later.  The other C
  * functions get their Lua-visible names at the same time (cap_cnames.c).
  */
 #include <stdlib.h>
@@ -60,7 +60,7 @@ static int same(const lfunc_entry *e, const char *chunk, size_t len,
   return e->line == line && e->len == len && memcmp(e->chunk, chunk, len) == 0;
 }
 
-uint64_t cap_ids_lfunc(const char *chunk, int linedefined)
+uint64_t ljp__cap_ids_lfunc(const char *chunk, int linedefined)
 {
   uint64_t line = linedefined > 0 ? (uint64_t)linedefined : 0;
   uint64_t kp = mix((uint64_t)(uintptr_t)chunk, line), kt, *v;
@@ -100,7 +100,7 @@ uint64_t cap_ids_lfunc(const char *chunk, int linedefined)
   return *cap_map_get(&by_ptr, kp);
 }
 
-ljp_status cap_ids_emit_lfunc(ljp_writer *w, uint64_t id)
+ljp_status ljp__cap_ids_emit_lfunc(ljp_writer *w, uint64_t id)
 {
   lfunc_entry *e;
   if (id == 0 || id > nlf)
@@ -112,18 +112,18 @@ ljp_status cap_ids_emit_lfunc(ljp_writer *w, uint64_t id)
   return ljp_write_event_lfunc(w, id, e->chunk, e->len, e->line);
 }
 
-uint64_t cap_ids_lfunc_line(uint64_t id)
+uint64_t ljp__cap_ids_lfunc_line(uint64_t id)
 {
   return id && id <= nlf ? lf[id - 1].line : 0;
 }
 
-int cap_ids_ffid(const void *p)
+int ljp__cap_ids_ffid(const void *p)
 {
   uint64_t *v = cap_map_get(&ffids, (uint64_t)(uintptr_t)p);
   return v ? (int)(*v - 1) : -1;
 }
 
-int cap_ids_wrap_ffid(void)
+int ljp__cap_ids_wrap_ffid(void)
 {
   return wrap_ffid;
 }
@@ -187,26 +187,26 @@ static int load_ffmap(lua_State *L)
 
 /* The builtins, then the Lua-visible names of the other C functions (which
  * must know the builtins to leave them out). */
-int cap_ids_init(lua_State *L)
+int ljp__cap_ids_init(lua_State *L)
 {
   if (load_ffmap(L) != 0)
     return -1;
   /* Out of memory there only costs names: not fatal. */
-  cap_cnames_scan(L);
+  ljp__cap_cnames_scan(L);
   return 0;
 }
 
-int cap_ids_rescan(lua_State *L)
+int ljp__cap_ids_rescan(lua_State *L)
 {
   return load_ffmap(L);
 }
 
-const char *cap_ids_lfunc_chunk(uint64_t id)
+const char *ljp__cap_ids_lfunc_chunk(uint64_t id)
 {
   return id && id <= nlf ? lf[id - 1].chunk : NULL;
 }
 
-void cap_ids_free(void)
+void ljp__cap_ids_free(void)
 {
   size_t i;
   for (i = 0; i < nlf; i++)
@@ -218,5 +218,5 @@ void cap_ids_free(void)
   cap_map_free(&by_text);
   cap_map_free(&ffids);
   wrap_ffid = -1;
-  cap_cnames_free();
+  ljp__cap_cnames_free();
 }

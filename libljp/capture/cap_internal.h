@@ -54,35 +54,35 @@ typedef struct cap_sym {
   uint64_t base;        /* the object's load base */
 } cap_sym;
 
-CAP_HIDDEN int cap_symbols_init(void);
-CAP_HIDDEN void cap_symbols_free(void);
+CAP_HIDDEN int ljp__cap_symbols_init(void);
+CAP_HIDDEN void ljp__cap_symbols_free(void);
 /* Returns 1 when addr is inside a loaded object (sym filled), else 0. */
-CAP_HIDDEN int cap_symbols_lookup(uint64_t addr, cap_sym *sym);
+CAP_HIDDEN int ljp__cap_symbols_lookup(uint64_t addr, cap_sym *sym);
 /* The [lo, hi) range of the object holding addr; 0 if none. */
-CAP_HIDDEN int cap_symbols_module_range(uint64_t addr, uint64_t *lo,
-                                        uint64_t *hi);
+CAP_HIDDEN int ljp__cap_symbols_module_range(uint64_t addr, uint64_t *lo,
+                                             uint64_t *hi);
 /* 1 when addr lies in the main executable. */
-CAP_HIDDEN int cap_symbols_is_main(uint64_t addr);
+CAP_HIDDEN int ljp__cap_symbols_is_main(uint64_t addr);
 /* Emits (once) the C symbol event that names addr.  is_return: addr is a
  * return address (look up addr - 1).  Returns the writer status. */
-CAP_HIDDEN ljp_status cap_symbols_emit(ljp_writer *w, uint64_t addr,
-                                       int is_return);
+CAP_HIDDEN ljp_status ljp__cap_symbols_emit(ljp_writer *w, uint64_t addr,
+                                            int is_return);
 
 /* ---- ids (cap_ids.c) --------------------------------------------------- */
 
-CAP_HIDDEN int cap_ids_init(lua_State *L);
-CAP_HIDDEN void cap_ids_free(void);
+CAP_HIDDEN int ljp__cap_ids_init(lua_State *L);
+CAP_HIDDEN void ljp__cap_ids_free(void);
 /* The synthetic id of the Lua function (chunk, linedefined); 0 = OOM.
  * *is_new is set when the id was created now. */
-CAP_HIDDEN uint64_t cap_ids_lfunc(const char *chunk, int linedefined);
+CAP_HIDDEN uint64_t ljp__cap_ids_lfunc(const char *chunk, int linedefined);
 /* Emits the LFUNC symbol event of id unless done; writer status. */
-CAP_HIDDEN ljp_status cap_ids_emit_lfunc(ljp_writer *w, uint64_t id);
+CAP_HIDDEN ljp_status ljp__cap_ids_emit_lfunc(ljp_writer *w, uint64_t id);
 /* First line recorded for id. */
-CAP_HIDDEN uint64_t cap_ids_lfunc_line(uint64_t id);
+CAP_HIDDEN uint64_t ljp__cap_ids_lfunc_line(uint64_t id);
 /* ffid of the function object at p (lua_topointer), -1 if not a builtin. */
-CAP_HIDDEN int cap_ids_ffid(const void *p);
+CAP_HIDDEN int ljp__cap_ids_ffid(const void *p);
 /* ffid of coroutine.wrap closures (ASM closures not in the map). */
-CAP_HIDDEN int cap_ids_wrap_ffid(void);
+CAP_HIDDEN int ljp__cap_ids_wrap_ffid(void);
 
 /* ---- traces (cap_traces.c) --------------------------------------------- */
 
@@ -95,14 +95,14 @@ typedef struct cap_trace {
   int emitted;          /* trace symbol event written */
 } cap_trace;
 
-CAP_HIDDEN int cap_traces_attach(lua_State *L);
-CAP_HIDDEN void cap_traces_detach(lua_State *L);
+CAP_HIDDEN int ljp__cap_traces_attach(lua_State *L);
+CAP_HIDDEN void ljp__cap_traces_detach(lua_State *L);
 /* Whether trace events arrive (jit.attach worked). */
-CAP_HIDDEN int cap_traces_attached(void);
-CAP_HIDDEN void cap_traces_free(void);
-CAP_HIDDEN cap_trace *cap_traces_find(uint64_t pc);
+CAP_HIDDEN int ljp__cap_traces_attached(void);
+CAP_HIDDEN void ljp__cap_traces_free(void);
+CAP_HIDDEN cap_trace *ljp__cap_traces_find(uint64_t pc);
 /* The live trace numbered traceno, or NULL. */
-CAP_HIDDEN cap_trace *cap_traces_by_no(uint32_t traceno);
+CAP_HIDDEN cap_trace *ljp__cap_traces_by_no(uint32_t traceno);
 
 /* ---- Lua prototypes read at the signal (cap_protos.c) ------------------ */
 
@@ -110,9 +110,9 @@ CAP_HIDDEN cap_trace *cap_traces_by_no(uint32_t traceno);
  * string is at chunk: cached by address, checked against chunk and
  * firstline so that a reused address gets its new identity.  0 when the
  * name cannot be read or memory runs out. */
-CAP_HIDDEN uint64_t cap_protos_id(uint64_t proto, uint64_t chunk,
-                                  uint32_t firstline);
-CAP_HIDDEN void cap_protos_free(void);
+CAP_HIDDEN uint64_t ljp__cap_protos_id(uint64_t proto, uint64_t chunk,
+                                       uint32_t firstline);
+CAP_HIDDEN void ljp__cap_protos_free(void);
 
 /* ---- signal side (cap_signal.c) ---------------------------------------- */
 
@@ -143,30 +143,31 @@ typedef struct cap_ring {
   _Atomic uint32_t tail;         /* written by the consumer */
 } cap_ring;
 
-CAP_HIDDEN int cap_signal_arm(lua_State *L, int timer, uint64_t period_us);
-CAP_HIDDEN void cap_signal_disarm(lua_State *L);
-CAP_HIDDEN void cap_backtracer_warmup(void);
+CAP_HIDDEN int ljp__cap_signal_arm(lua_State *L, int timer, uint64_t period_us);
+CAP_HIDDEN void ljp__cap_signal_disarm(lua_State *L);
+CAP_HIDDEN void ljp__cap_backtracer_warmup(void);
 /* Brackets the capture core's own code on the VM thread (see in_core). */
-CAP_HIDDEN void cap_core_enter(void);
-CAP_HIDDEN void cap_core_leave(void);
+CAP_HIDDEN void ljp__cap_core_enter(void);
+CAP_HIDDEN void ljp__cap_core_leave(void);
 /* Makes libgcc index the unwind tables registered since the last call, so
  * the handler's lookups never have to (see cap_signal.c). */
-CAP_HIDDEN void cap_unwind_settle(void);
+CAP_HIDDEN void ljp__cap_unwind_settle(void);
 /* Whether pc lies in published JIT machine code. */
-CAP_HIDDEN int cap_signal_in_mcode(uint64_t pc);
+CAP_HIDDEN int ljp__cap_signal_in_mcode(uint64_t pc);
 /* Publishes a machine-code range to the handler (stops unwinding there). */
-CAP_HIDDEN void cap_signal_note_mcode(uint64_t lo, uint64_t hi);
-CAP_HIDDEN void cap_signal_reset_mcode(void);
+CAP_HIDDEN void ljp__cap_signal_note_mcode(uint64_t lo, uint64_t hi);
+CAP_HIDDEN void ljp__cap_signal_reset_mcode(void);
 /* Where the handler must not unwind (see cap_signal.c). */
-CAP_HIDDEN void cap_signal_set_unsafe(uint64_t glo, uint64_t ghi,
-                                      uint64_t clo, uint64_t chi,
-                                      const uint64_t *fn, size_t nfn);
+CAP_HIDDEN void ljp__cap_signal_set_unsafe(uint64_t glo, uint64_t ghi,
+                                           uint64_t clo, uint64_t chi,
+                                           const uint64_t *fn, size_t nfn);
 /* Builds those tables from the loaded objects (cap_symbols.c). */
-CAP_HIDDEN int cap_symbols_unsafe_setup(void);
+CAP_HIDDEN int ljp__cap_symbols_unsafe_setup(void);
 /* Publishes the executable ranges of the loaded objects to the handler. */
-CAP_HIDDEN void cap_signal_publish_text(const uint64_t *lo, const uint64_t *hi,
-                                        size_t n);
-CAP_HIDDEN uint64_t cap_now_ns(clockid_t clk);
+CAP_HIDDEN void ljp__cap_signal_publish_text(const uint64_t *lo,
+                                             const uint64_t *hi,
+                                             size_t n);
+CAP_HIDDEN uint64_t ljp__cap_now_ns(clockid_t clk);
 
 /* ---- the state ---------------------------------------------------------- */
 
@@ -209,7 +210,8 @@ typedef struct cap_state {
   volatile sig_atomic_t in_core;
   /* Non-zero from a trace's start event to its stop or abort: LuaJIT may
    * register a new machine-code area with libgcc meanwhile, and the
-   * handler must not be the first to look it up (see cap_unwind_settle). */
+   * handler must not be the first to look it up (see
+   * ljp__cap_unwind_settle). */
   volatile sig_atomic_t compiling;
   pid_t vm_tid;
   struct sigaction lj_sa;         /* LuaJIT's handler, chained */
@@ -232,22 +234,25 @@ typedef struct cap_state {
   struct ljp_capture_counters c;
 } cap_state;
 
+/* The code says cap_S; the symbol carries the library's internal prefix,
+ * so that a program linking libljpcap.a may have its own cap_S. */
+#define cap_S ljp__cap_S
 extern CAP_HIDDEN cap_state cap_S;
 
 /* cap_sample.c */
-CAP_HIDDEN void cap_profile_cb(void *data, lua_State *L, int samples,
-                               int vmstate);
+CAP_HIDDEN void ljp__cap_profile_cb(void *data, lua_State *L, int samples,
+                                    int vmstate);
 /* cap_encode.c: ticks read at the signal (use_vm). */
-CAP_HIDDEN void cap_encode_reset(void);
-CAP_HIDDEN ljp_status cap_encode_begin(ljp_writer *w);
-CAP_HIDDEN void cap_encode_slot(uint32_t idx);
-CAP_HIDDEN void cap_encode_pending(void);
+CAP_HIDDEN void ljp__cap_encode_reset(void);
+CAP_HIDDEN ljp_status ljp__cap_encode_begin(ljp_writer *w);
+CAP_HIDDEN void ljp__cap_encode_slot(uint32_t idx);
+CAP_HIDDEN void ljp__cap_encode_pending(void);
 /* Writes pending slots without a Lua stack (drain, stop). */
-CAP_HIDDEN void cap_flush_pending(void);
-CAP_HIDDEN void cap_sample_free(void);
+CAP_HIDDEN void ljp__cap_flush_pending(void);
+CAP_HIDDEN void ljp__cap_sample_free(void);
 
 /* cap_state.c: stop used by the lua_close sentinel and atexit paths. */
-CAP_HIDDEN int cap_stop_internal(lua_State *L, int closing);
-CAP_HIDDEN void cap_note_writer(void);
+CAP_HIDDEN int ljp__cap_stop_internal(lua_State *L, int closing);
+CAP_HIDDEN void ljp__cap_note_writer(void);
 
 #endif

@@ -28,8 +28,8 @@
 #include "cap_vm_raw.h"
 #include "ljp.h"
 
-cap_mem_state cap_M = {.sentinel_ref = LUA_NOREF};
-#define M cap_M
+cap_mem_state ljp__cap_M = {.sentinel_ref = LUA_NOREF};
+#define M ljp__cap_M
 
 #define BUF_MIN 1024
 
@@ -49,7 +49,7 @@ static void record(uint8_t kind, void *ptr, size_t osize, void *np,
   e.osize = osize;
   e.naddr = (uint64_t)(uintptr_t)np;
   e.nsize = nsize;
-  cap_vm_site_read(&M.vm, &M.sl, &e.site);
+  ljp__cap_vm_site_read(&M.vm, &M.sl, &e.site);
   /* The assembler allocates every new trace (lj_trace_alloc): the trace
    * symbols checked so far are checked again (cap_mem_out.c). */
   if (e.site.source == CAP_SITE_INT && M.sl.ok &&
@@ -80,7 +80,7 @@ static void record(uint8_t kind, void *ptr, size_t osize, void *np,
     M.c.dropped++;
     return;
   }
-  cap_mem_out_event(&e);
+  ljp__cap_mem_out_event(&e);
   /* Events held back during a flush this event caused. */
   while (M.nheld > 0 && !M.in_flush) {
     cap_mem_event h[CAP_MEM_HELD];
@@ -91,7 +91,7 @@ static void record(uint8_t kind, void *ptr, size_t osize, void *np,
       if (M.halted)
         M.c.dropped++;
       else
-        cap_mem_out_event(&h[i]);
+        ljp__cap_mem_out_event(&h[i]);
     }
   }
 }
@@ -122,14 +122,14 @@ static int finish(lua_State *L)
   if (lua_getallocf(L, &ud) == mem_alloc)
     lua_setallocf(L, M.orig_f, M.orig_ud);
   M.running = 0;
-  cap_mem_out_end();
+  ljp__cap_mem_out_end();
   if (M.halted)
     rc = LJP_CAPTURE_ERRIO;
   saved = M.err_no;
   if (M.opt.on_stop(M.opt.ctx, M.opt.buf) != 0)
     rc = LJP_CAPTURE_ERRIO;
-  cap_mem_out_free();
-  cap_mem_names_free();
+  ljp__cap_mem_out_free();
+  ljp__cap_mem_names_free();
   if (M.sentinel_ref != LUA_NOREF && !M.closing)
     luaL_unref(L, LUA_REGISTRYINDEX, M.sentinel_ref);
   M.sentinel_ref = LUA_NOREF;
@@ -163,22 +163,22 @@ static int put_sentinel(lua_State *L)
   return M.sentinel_ref == LUA_REFNIL || M.sentinel_ref == LUA_NOREF ? -1 : 0;
 }
 
-/* The VM reader for L's VM: the frame layout (cap_vm_probe) and the
- * allocation reader (cap_vm_site_probe), proven once per VM. */
+/* The VM reader for L's VM: the frame layout (ljp__cap_vm_probe) and the
+ * allocation reader (ljp__cap_vm_site_probe), proven once per VM. */
 static void setup_reader(lua_State *L)
 {
   char err[160] = "";
   cap_vm vm;
   memset(&vm, 0, sizeof vm);
-  if (cap_vm_probe(L, &vm, err, sizeof err) != 0) {
+  if (ljp__cap_vm_probe(L, &vm, err, sizeof err) != 0) {
     memset(&M.vm, 0, sizeof M.vm);
     memset(&M.sl, 0, sizeof M.sl);
     snprintf(mem_err, sizeof mem_err, "%s", err);
     return;
   }
   if (probed_g != vm.g) {
-    probed_ok = cap_vm_site_probe(L, &vm, &probed_sl, probed_err,
-                                  sizeof probed_err) == 0;
+    probed_ok = ljp__cap_vm_site_probe(L, &vm, &probed_sl, probed_err,
+                                       sizeof probed_err) == 0;
     probed_g = vm.g;
   }
   M.vm = vm;
@@ -210,14 +210,14 @@ int ljp_memprof_start(lua_State *L, const struct ljp_memprof_options *opt)
   M.gen++;
   setup_reader(L);
   M.c.vm_reader = M.sl.ok;
-  cap_mem_names_scan(L);
+  ljp__cap_mem_names_scan(L);
   M.L = L;
   M.g = M.vm.g;
   if (put_sentinel(L) != 0) {
     opt->on_stop(opt->ctx, opt->buf);
     return LJP_CAPTURE_ERRMEM;
   }
-  if (cap_mem_out_begin() != 0) {
+  if (ljp__cap_mem_out_begin() != 0) {
     int saved = M.err_no;
     luaL_unref(L, LUA_REGISTRYINDEX, M.sentinel_ref);
     M.sentinel_ref = LUA_NOREF;
@@ -255,12 +255,12 @@ int ljp_memprof_stop(lua_State *L)
   return finish(L);
 }
 
-void cap_mem_stop_at_exit(void)
+void ljp__cap_mem_stop_at_exit(void)
 {
   if (!M.running)
     return;
   M.running = 0;
-  cap_mem_out_end();
+  ljp__cap_mem_out_end();
   M.opt.on_stop(M.opt.ctx, M.opt.buf);
 }
 

@@ -65,27 +65,27 @@ typedef struct cap_mem_state {
   struct ljp_memprof_counters c;
 } cap_mem_state;
 
-CAP_HIDDEN extern cap_mem_state cap_M;
+CAP_HIDDEN extern cap_mem_state ljp__cap_M;
 
 /* Writes the two prologues (ljs 3 with no symbols, ljm 3) and flushes.
  * 0, or -1 when the writer failed. */
-CAP_HIDDEN int cap_mem_out_begin(void);
+CAP_HIDDEN int ljp__cap_mem_out_begin(void);
 /* Encodes one event, preceded by the symbol events it needs. */
-CAP_HIDDEN void cap_mem_out_event(const cap_mem_event *e);
+CAP_HIDDEN void ljp__cap_mem_out_event(const cap_mem_event *e);
 /* The epilogue and the final flush. */
-CAP_HIDDEN void cap_mem_out_end(void);
+CAP_HIDDEN void ljp__cap_mem_out_end(void);
 /* Hands the buffer to the writer (not while it runs). */
-CAP_HIDDEN void cap_mem_out_flush(void);
+CAP_HIDDEN void ljp__cap_mem_out_flush(void);
 /* At exit() while running (cap_mem.c): completes the stream without
  * touching the state, which may be gone; the wrapper stays installed and
  * passes every call through. */
-CAP_HIDDEN void cap_mem_stop_at_exit(void);
+CAP_HIDDEN void ljp__cap_mem_stop_at_exit(void);
 /* Lua-visible names of C functions (cap_mem_names.c): collected at start
  * (calls Lua), looked up in the allocator (NULL when unknown). */
-CAP_HIDDEN void cap_mem_names_scan(lua_State *L);
-CAP_HIDDEN const char *cap_mem_names_get(uint64_t addr);
-CAP_HIDDEN void cap_mem_names_free(void);
+CAP_HIDDEN void ljp__cap_mem_names_scan(lua_State *L);
+CAP_HIDDEN const char *ljp__cap_mem_names_get(uint64_t addr);
+CAP_HIDDEN void ljp__cap_mem_names_free(void);
 /* Frees the symbol caches. */
-CAP_HIDDEN void cap_mem_out_free(void);
+CAP_HIDDEN void ljp__cap_mem_out_free(void);
 
 #endif

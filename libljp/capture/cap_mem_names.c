@@ -69,7 +69,7 @@ static void scan_table(lua_State *L, int idx, const char *prefix, int depth)
   }
 }
 
-void cap_mem_names_scan(lua_State *L)
+void ljp__cap_mem_names_scan(lua_State *L)
 {
   int top = lua_gettop(L);
   nnames = 0;
@@ -87,7 +87,7 @@ void cap_mem_names_scan(lua_State *L)
   qsort(names, nnames, sizeof *names, cmp);
 }
 
-const char *cap_mem_names_get(uint64_t addr)
+const char *ljp__cap_mem_names_get(uint64_t addr)
 {
   size_t lo = 0, hi = nnames;
   while (lo < hi) {
@@ -102,7 +102,7 @@ const char *cap_mem_names_get(uint64_t addr)
   return NULL;
 }
 
-void cap_mem_names_free(void)
+void ljp__cap_mem_names_free(void)
 {
   free(names);
   names = NULL;

@@ -32,9 +32,9 @@ enum {
  * 8 bytes: uleb_at). */
 #define EVENT_MAX (1 + 6 * 10)
 
-#define M cap_M
+#define M ljp__cap_M
 
-void cap_mem_out_flush(void)
+void ljp__cap_mem_out_flush(void)
 {
   const void *data = M.opt.buf;
   size_t n = M.pos, w;
@@ -68,7 +68,7 @@ static int room_slow(size_t n)
     return 1;
   if (M.in_flush)
     return 0;
-  cap_mem_out_flush();
+  ljp__cap_mem_out_flush();
   return !M.halted && n <= M.opt.len;
 }
 
@@ -133,7 +133,7 @@ static int putstr(const char *s, size_t len)
     if (n == 0) {
       if (M.in_flush)
         return 0;
-      cap_mem_out_flush();
+      ljp__cap_mem_out_flush();
       if (M.halted)
         return 0;
       n = M.opt.len;
@@ -148,7 +148,7 @@ static int putstr(const char *s, size_t len)
   return 1;
 }
 
-int cap_mem_out_begin(void)
+int ljp__cap_mem_out_begin(void)
 {
   static const uint8_t ljs[8] = {'l', 'j', 's', 3, 0, 0, 0, H_EPILOGUE};
   uint8_t ljm[7] = {'l', 'j', 'm', 3, 0, 0, 0};
@@ -156,15 +156,15 @@ int cap_mem_out_begin(void)
   memcpy(M.opt.buf, ljs, sizeof ljs);
   memcpy(M.opt.buf + sizeof ljs, ljm, sizeof ljm);
   M.pos = sizeof ljs + sizeof ljm;
-  cap_mem_out_flush();
+  ljp__cap_mem_out_flush();
   return M.halted ? -1 : 0;
 }
 
-void cap_mem_out_end(void)
+void ljp__cap_mem_out_end(void)
 {
   if (room(1))
     put8(H_EPILOGUE);
-  cap_mem_out_flush();
+  ljp__cap_mem_out_flush();
 }
 
 /* ---- symbol caches (open addressing, keys never 0) --------------------- */
@@ -228,7 +228,7 @@ static uint64_t proto_val(uint64_t chunk, uint32_t firstline)
 }
 
 /* The symbol checks are split: the common case (written already) inline
- * in cap_mem_out_event, the rest out of line, so that the event's path
+ * in ljp__cap_mem_out_event, the rest out of line, so that the event's path
  * saves no registers for code it does not run. */
 #if defined(__GNUC__)
 #define COLD __attribute__((noinline, cold))
@@ -248,7 +248,7 @@ static COLD int sym_proto_slow(uint64_t pt, uint64_t chunk, uint32_t firstline)
     M.last_pval = v;
     return 1;
   }
-  s = cap_vm_str(&M.vm, chunk, SIZE_MAX, &len);
+  s = ljp__cap_vm_str(&M.vm, chunk, SIZE_MAX, &len);
   if (!s)
     s = "?", len = 1;
   if (!room(1 + 10 + 10 + (len <= M.opt.len ? len : 0) + 10))
@@ -294,8 +294,8 @@ static void cfunc_name(uint64_t addr, unsigned ffid, char *out, size_t outlen)
   if (dladdr((void *)(uintptr_t)addr, &info) && info.dli_sname &&
       (uint64_t)(uintptr_t)info.dli_saddr == addr) {
     snprintf(out, outlen, "%s", info.dli_sname);
-  } else if (cap_mem_names_get(addr)) {
-    snprintf(out, outlen, "%s", cap_mem_names_get(addr));
+  } else if (ljp__cap_mem_names_get(addr)) {
+    snprintf(out, outlen, "%s", ljp__cap_mem_names_get(addr));
   } else if (info.dli_fname) {
     const char *b = strrchr(info.dli_fname, '/');
     snprintf(out, outlen, "%s+0x%llx", b ? b + 1 : info.dli_fname,
@@ -339,7 +339,7 @@ static COLD int sym_trace_slow(uint32_t traceno)
 {
   cap_vm_trace t;
   cap_mem_trace *c;
-  if (!M.sl.traces || !cap_vm_site_trace(&M.vm, &M.sl, traceno, &t))
+  if (!M.sl.traces || !ljp__cap_vm_site_trace(&M.vm, &M.sl, traceno, &t))
     return 1;             /* written without a symbol: "TRACE [n]" */
   if (traceno >= M.ntraces) {
     size_t nn = (size_t)traceno * 2 + 16;
@@ -380,7 +380,7 @@ static inline int sym_trace(uint32_t traceno)
          sym_trace_slow(traceno);
 }
 
-void cap_mem_out_event(const cap_mem_event *e)
+void ljp__cap_mem_out_event(const cap_mem_event *e)
 {
   const cap_vm_site *s = &e->site;
   uint8_t h = e->kind, *p;
@@ -428,7 +428,7 @@ void cap_mem_out_event(const cap_mem_event *e)
   M.unflushed++;
 }
 
-void cap_mem_out_free(void)
+void ljp__cap_mem_out_free(void)
 {
   free(M.pkeys);
   free(M.pvals);

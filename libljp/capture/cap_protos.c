@@ -50,7 +50,7 @@ static int grow(void)
   return 0;
 }
 
-uint64_t cap_protos_id(uint64_t proto, uint64_t chunk, uint32_t firstline)
+uint64_t ljp__cap_protos_id(uint64_t proto, uint64_t chunk, uint32_t firstline)
 {
   size_t i, len;
   const char *s;
@@ -66,14 +66,14 @@ uint64_t cap_protos_id(uint64_t proto, uint64_t chunk, uint32_t firstline)
   if (tab[i].proto == proto && tab[i].chunk == chunk &&
       tab[i].firstline == firstline)
     return tab[i].id;
-  s = cap_vm_str(&cap_S.lj, chunk, sizeof buf - 1, &len);
+  s = ljp__cap_vm_str(&cap_S.lj, chunk, sizeof buf - 1, &len);
   if (!s)
     return 0;
   /* cap_ids keys on a C string: chunk names never hold NUL in practice,
    * and one that does is cut there, as Tarantool's writer cuts it. */
   memcpy(buf, s, len);
   buf[len] = '\0';
-  id = cap_ids_lfunc(buf, (int)firstline);
+  id = ljp__cap_ids_lfunc(buf, (int)firstline);
   if (!id)
     return 0;
   if (!tab[i].proto)
@@ -85,7 +85,7 @@ uint64_t cap_protos_id(uint64_t proto, uint64_t chunk, uint32_t firstline)
   return id;
 }
 
-void cap_protos_free(void)
+void ljp__cap_protos_free(void)
 {
   free(tab);
   tab = NULL;

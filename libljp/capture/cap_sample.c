@@ -70,9 +70,9 @@ static void walk_guest(lua_State *L)
       p = lua_topointer(L, -1);
       cf = lua_tocfunction(L, -1);
       lua_pop(L, 1);
-      ffid = cap_ids_ffid(p);
+      ffid = ljp__cap_ids_ffid(p);
       if (ffid < 0 && !cf)
-        ffid = cap_ids_wrap_ffid();
+        ffid = ljp__cap_ids_wrap_ffid();
       if (ffid >= 0) {
         f->kind = LJP_FRAME_FFUNC;
         f->value = (uint64_t)ffid;
@@ -85,7 +85,7 @@ static void walk_guest(lua_State *L)
       }
     } else {
       f->kind = LJP_FRAME_LUA;
-      f->value = cap_ids_lfunc(ar.source, ar.linedefined);
+      f->value = ljp__cap_ids_lfunc(ar.source, ar.linedefined);
       f->line = ar.linedefined > 0 ? (uint64_t)ar.linedefined : 0;
       if (!f->value)
         break;      /* out of memory: a shorter stack */
@@ -133,7 +133,7 @@ static cap_trace *find_trace(const uint64_t *h, uint32_t n)
 {
   uint32_t i;
   for (i = 0; i < n && i < TRACE_PROBE_FRAMES; i++) {
-    cap_trace *t = cap_traces_find(h[i]);
+    cap_trace *t = ljp__cap_traces_find(h[i]);
     if (t)
       return t;
   }
@@ -181,7 +181,7 @@ static size_t reconcile(const uint64_t *h, uint32_t nh, const ljp_frame **out)
   if (gc + 1 == t && nguest < CAP_MAX_GUEST) {
     /* The C function returned before the safe point: put it back. */
     cap_sym s;
-    cap_symbols_lookup(inner_c - 1, &s);
+    ljp__cap_symbols_lookup(inner_c - 1, &s);
     memset(&recon[0], 0, sizeof recon[0]);
     recon[0].kind = LJP_FRAME_CFUNC;
     recon[0].value = s.name ? s.start : inner_c;
@@ -198,12 +198,12 @@ static void emit_symbols(const ljp_frame *lua, size_t nlua, const uint64_t *h,
   size_t i;
   for (i = 0; i < nlua; i++) {
     if (lua[i].kind == LJP_FRAME_LUA)
-      cap_ids_emit_lfunc(cap_S.w, lua[i].value);
+      ljp__cap_ids_emit_lfunc(cap_S.w, lua[i].value);
     else if (lua[i].kind == LJP_FRAME_CFUNC)
-      cap_symbols_emit(cap_S.w, lua[i].value, 0);
+      ljp__cap_symbols_emit(cap_S.w, lua[i].value, 0);
   }
   for (i = 0; i < nh; i++)
-    cap_symbols_emit(cap_S.w, h[i], i > 0);
+    ljp__cap_symbols_emit(cap_S.w, h[i], i > 0);
 }
 
 /* Encodes one tick.  state: LuaJIT's 'I','C','G','J','N', or 0 when the
@@ -218,7 +218,7 @@ static void one_tick(const uint64_t *h, uint32_t nh, int state, int have_guest)
   if (t) {
     count(LJP_VMST_TRACE);
     if (writing()) {
-      cap_ids_emit_lfunc(cap_S.w, t->proto);
+      ljp__cap_ids_emit_lfunc(cap_S.w, t->proto);
       if (!t->emitted) {
         ljp_write_event_trace(cap_S.w, t->traceno, t->proto, t->line);
         t->emitted = 1;
@@ -263,10 +263,10 @@ static uint64_t *slot_frames(uint32_t idx, uint32_t *n)
   return r->frames + (size_t)i * r->stride;
 }
 
-void cap_profile_cb(void *data, lua_State *L, int samples, int vmstate)
+void ljp__cap_profile_cb(void *data, lua_State *L, int samples, int vmstate)
 {
   cap_ring *r = &cap_S.ring;
-  uint64_t t0 = cap_now_ns(CLOCK_MONOTONIC);
+  uint64_t t0 = ljp__cap_now_ns(CLOCK_MONOTONIC);
   uint32_t head, tail, avail, take, n, i, skip;
   int walked = 0;
   (void)data;
@@ -276,17 +276,17 @@ void cap_profile_cb(void *data, lua_State *L, int samples, int vmstate)
     /* Every tick is complete in its slot: nothing to pair. */
     (void)L;
     (void)vmstate;
-    cap_core_enter();
-    cap_encode_pending();
-    cap_note_writer();
-    cap_S.c.safepoint_ns += cap_now_ns(CLOCK_MONOTONIC) - t0;
-    cap_core_leave();
+    ljp__cap_core_enter();
+    ljp__cap_encode_pending();
+    ljp__cap_note_writer();
+    cap_S.c.safepoint_ns += ljp__cap_now_ns(CLOCK_MONOTONIC) - t0;
+    ljp__cap_core_leave();
     return;
   }
-  cap_core_enter();
+  ljp__cap_core_enter();
   /* Without trace events there is no compile to settle after: do it here. */
-  if (!cap_traces_attached())
-    cap_unwind_settle();
+  if (!ljp__cap_traces_attached())
+    ljp__cap_unwind_settle();
   n = (uint32_t)samples;
   /* Ticks that drain() already wrote are part of this report. */
   skip = n < cap_S.drained_pending ? n : cap_S.drained_pending;
@@ -323,27 +323,27 @@ void cap_profile_cb(void *data, lua_State *L, int samples, int vmstate)
     one_tick(h, nh, st, walked);
   }
   atomic_store_explicit(&r->tail, tail + take, memory_order_release);
-  cap_note_writer();
-  cap_S.c.safepoint_ns += cap_now_ns(CLOCK_MONOTONIC) - t0;
-  cap_core_leave();
+  ljp__cap_note_writer();
+  cap_S.c.safepoint_ns += ljp__cap_now_ns(CLOCK_MONOTONIC) - t0;
+  ljp__cap_core_leave();
 }
 
-void cap_flush_pending(void)
+void ljp__cap_flush_pending(void)
 {
   cap_ring *r = &cap_S.ring;
   uint32_t head, tail, i;
-  uint64_t t0 = cap_now_ns(CLOCK_MONOTONIC);
+  uint64_t t0 = ljp__cap_now_ns(CLOCK_MONOTONIC);
   if (!r->frames)
     return;
   if (cap_S.use_vm) {
-    cap_core_enter();
-    cap_encode_pending();
-    cap_note_writer();
-    cap_S.c.safepoint_ns += cap_now_ns(CLOCK_MONOTONIC) - t0;
-    cap_core_leave();
+    ljp__cap_core_enter();
+    ljp__cap_encode_pending();
+    ljp__cap_note_writer();
+    cap_S.c.safepoint_ns += ljp__cap_now_ns(CLOCK_MONOTONIC) - t0;
+    ljp__cap_core_leave();
     return;
   }
-  cap_core_enter();
+  ljp__cap_core_enter();
   head = atomic_load_explicit(&r->head, memory_order_acquire);
   tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
   for (i = tail; i != head; i++) {
@@ -357,12 +357,12 @@ void cap_flush_pending(void)
   }
   atomic_store_explicit(&r->tail, head, memory_order_release);
   cap_S.drained_pending += head - tail;
-  cap_note_writer();
-  cap_S.c.safepoint_ns += cap_now_ns(CLOCK_MONOTONIC) - t0;
-  cap_core_leave();
+  ljp__cap_note_writer();
+  cap_S.c.safepoint_ns += ljp__cap_now_ns(CLOCK_MONOTONIC) - t0;
+  ljp__cap_core_leave();
 }
 
-void cap_sample_free(void)
+void ljp__cap_sample_free(void)
 {
   nguest = 0;
 }

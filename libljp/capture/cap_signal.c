@@ -34,7 +34,7 @@
 #define CAP_RAW_READ
 #endif
 
-uint64_t cap_now_ns(clockid_t clk)
+uint64_t ljp__cap_now_ns(clockid_t clk)
 {
   struct timespec ts;
   if (clock_gettime(clk, &ts) != 0)
@@ -72,7 +72,7 @@ static uint64_t uc_pc(void *ucv)
 static _Atomic uint64_t zone_lo[CAP_MAX_ZONES], zone_hi[CAP_MAX_ZONES];
 static _Atomic uint32_t nzones;
 
-void cap_signal_note_mcode(uint64_t lo, uint64_t hi)
+void ljp__cap_signal_note_mcode(uint64_t lo, uint64_t hi)
 {
   uint32_t i, n = atomic_load_explicit(&nzones, memory_order_relaxed);
   for (i = 0; i < n; i++) {
@@ -93,14 +93,14 @@ void cap_signal_note_mcode(uint64_t lo, uint64_t hi)
   atomic_store_explicit(&nzones, n + 1, memory_order_release);
 }
 
-void cap_signal_reset_mcode(void)
+void ljp__cap_signal_reset_mcode(void)
 {
   atomic_store_explicit(&nzones, 0, memory_order_release);
 }
 
 static int in_mcode(uint64_t ip);
 
-int cap_signal_in_mcode(uint64_t pc)
+int ljp__cap_signal_in_mcode(uint64_t pc)
 {
   return in_mcode(pc);
 }
@@ -129,7 +129,8 @@ static uint64_t text_lo[2][CAP_MAX_TEXT], text_hi[2][CAP_MAX_TEXT];
 static uint32_t ntext[2];
 static _Atomic int text_cur;
 
-void cap_signal_publish_text(const uint64_t *lo, const uint64_t *hi, size_t n)
+void ljp__cap_signal_publish_text(const uint64_t *lo, const uint64_t *hi,
+                                  size_t n)
 {
   int next = !atomic_load_explicit(&text_cur, memory_order_relaxed);
   size_t i;
@@ -235,7 +236,7 @@ static void *bt_frame_writer(int frame_no, void *addr)
   return addr;
 }
 
-void cap_backtracer_warmup(void)
+void ljp__cap_backtracer_warmup(void)
 {
   /* The first unwind may load libgcc_s' FDE caches or register objects
    * (it can take the loader lock); do it now, outside any handler. */
@@ -271,20 +272,20 @@ static _Unwind_Reason_Code settle_step(struct _Unwind_Context *ctx, void *arg)
   return _URC_END_OF_STACK;
 }
 
-void cap_unwind_settle(void)
+void ljp__cap_unwind_settle(void)
 {
-  cap_core_enter();
+  ljp__cap_core_enter();
   _Unwind_Backtrace(settle_step, NULL);
-  cap_core_leave();
+  ljp__cap_core_leave();
 }
 
-void cap_core_enter(void)
+void ljp__cap_core_enter(void)
 {
   cap_S.in_core++;
   atomic_signal_fence(memory_order_seq_cst);
 }
 
-void cap_core_leave(void)
+void ljp__cap_core_leave(void)
 {
   atomic_signal_fence(memory_order_seq_cst);
   cap_S.in_core--;
@@ -305,8 +306,8 @@ static uint64_t gcc_lo, gcc_hi, libc_lo, libc_hi;
 static const uint64_t *libc_fn;   /* sorted pairs lo, hi of safe functions */
 static size_t nlibc_fn;
 
-void cap_signal_set_unsafe(uint64_t glo, uint64_t ghi, uint64_t clo,
-                           uint64_t chi, const uint64_t *fn, size_t nfn)
+void ljp__cap_signal_set_unsafe(uint64_t glo, uint64_t ghi, uint64_t clo,
+                                uint64_t chi, const uint64_t *fn, size_t nfn)
 {
   gcc_lo = glo;
   gcc_hi = ghi;
@@ -544,7 +545,7 @@ CAP_RAW_READ static uint32_t own_unwind(const void *ucv, uint64_t cframe,
       cut = n0;
       fl = CAP_UW_NOINFO;
     } else {
-      n += cap_uw_unwind(&r, lo, hi, frames + n, cap - n, &fl);
+      n += ljp__cap_uw_unwind(&r, lo, hi, frames + n, cap - n, &fl);
       /* The first return address into a VM activation: its C frame is
        * the one to continue from (the interrupted PC itself only when the
        * walk could not get past it). */
@@ -611,7 +612,7 @@ static void capture_vm(uint32_t idx, uint64_t pc, const void *uc)
   m->host_flags = CAP_SLOT_HOST_PARTIAL;
   if (sigsetjmp(bt_jmp, 0) == 0) {
     bt_guard = 1;
-    nl = cap_vm_walk(&cap_S.lj, uc, &info, lf, lmax);
+    nl = ljp__cap_vm_walk(&cap_S.lj, uc, &info, lf, lmax);
     walked = 1;
     if (cap_S.mode == LJP_CAPTURE_CALLGRAPH && cap_S.own_unwinder) {
       uint8_t hf = CAP_SLOT_HOST_PARTIAL;
@@ -659,7 +660,7 @@ static void chain_luajit(int sig, siginfo_t *si, void *uc)
 static void cap_on_signal(int sig, siginfo_t *si, void *uc)
 {
   int saved_errno = errno;
-  uint64_t t0 = cap_now_ns(CLOCK_MONOTONIC);
+  uint64_t t0 = ljp__cap_now_ns(CLOCK_MONOTONIC);
   cap_ring *r = &cap_S.ring;
   uint32_t head, tail;
 
@@ -695,7 +696,7 @@ static void cap_on_signal(int sig, siginfo_t *si, void *uc)
   }
   chain_luajit(sig, si, uc);
   atomic_fetch_add_explicit(&cap_S.handler_ns,
-                            cap_now_ns(CLOCK_MONOTONIC) - t0,
+                            ljp__cap_now_ns(CLOCK_MONOTONIC) - t0,
                             memory_order_relaxed);
 out:
   errno = saved_errno;
@@ -714,7 +715,7 @@ static int same_handler(const struct sigaction *a, const struct sigaction *b)
 
 /* Starts LuaJIT's profiler and puts our handler in front of it.  Returns
  * LJP_CAPTURE_SUCCESS or ERRRUN (LuaJIT's profiler is held elsewhere). */
-int cap_signal_arm(lua_State *L, int timer, uint64_t period_us)
+int ljp__cap_signal_arm(lua_State *L, int timer, uint64_t period_us)
 {
   struct sigaction ign, cur, ours;
   sigset_t block, old;
@@ -743,7 +744,7 @@ int cap_signal_arm(lua_State *L, int timer, uint64_t period_us)
   if (ms > 1000000)
     ms = 1000000;
   snprintf(mode, sizeof mode, "i%u", (unsigned)ms);
-  luaJIT_profile_start(L, mode, cap_profile_cb, NULL);
+  luaJIT_profile_start(L, mode, ljp__cap_profile_cb, NULL);
   if (timer != LJP_CAPTURE_TIMER_ITIMER) {
     /* Our own timer drives the ticks: LuaJIT's process-wide one goes off
      * at once, before a tick of it can land on another thread. */
@@ -804,14 +805,14 @@ int cap_signal_arm(lua_State *L, int timer, uint64_t period_us)
       cap_S.have_timer = 1;
     }
   }
-  cap_S.t_start = cap_now_ns(cap_S.clock);
+  cap_S.t_start = ljp__cap_now_ns(cap_S.clock);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   return LJP_CAPTURE_SUCCESS;
 }
 
 /* Stops every tick source, stops LuaJIT's profiler (L may be NULL when the
  * VM is gone) and restores the host's SIGPROF disposition. */
-void cap_signal_disarm(lua_State *L)
+void ljp__cap_signal_disarm(lua_State *L)
 {
   struct sigaction ign;
   struct itimerval zero;

@@ -55,7 +55,7 @@ int ljp_capture_set_backtracer(ljp_capture_backtracer bt)
   if (cap_S.running)
     return LJP_CAPTURE_ERRUSE;
   cap_S.backtracer = bt;
-  cap_backtracer_warmup();
+  ljp__cap_backtracer_warmup();
   return LJP_CAPTURE_SUCCESS;
 }
 
@@ -74,7 +74,7 @@ static int sink(void *ctx, const void *data, size_t len)
   return 0;
 }
 
-void cap_note_writer(void)
+void ljp__cap_note_writer(void)
 {
   if (cap_S.w && ljp_writer_status(cap_S.w) != LJP_OK && !cap_S.writer_failed) {
     cap_S.writer_failed = 1;
@@ -92,7 +92,7 @@ static int sentinel_gc(lua_State *L)
 {
   unsigned *s = lua_touserdata(L, 1);
   if (s && cap_S.running && *s == cap_S.session)
-    cap_stop_internal(L, 1);
+    ljp__cap_stop_internal(L, 1);
   return 0;
 }
 
@@ -122,12 +122,12 @@ static void release(void)
   free(cap_S.ring.lframes);
   free(cap_S.ring.meta);
   memset(&cap_S.ring, 0, sizeof cap_S.ring);
-  cap_protos_free();
-  cap_uw_free();
-  cap_symbols_free();
-  cap_ids_free();
-  cap_traces_free();
-  cap_sample_free();
+  ljp__cap_protos_free();
+  ljp__cap_uw_free();
+  ljp__cap_symbols_free();
+  ljp__cap_ids_free();
+  ljp__cap_traces_free();
+  ljp__cap_sample_free();
 }
 
 const char *ljp_capture_error(void)
@@ -158,18 +158,18 @@ static void find_entries(void)
   cap_S.nentry = 0;
   for (i = 0; i < sizeof fn / sizeof fn[0]; i++) {
     cap_sym s;
-    if (cap_symbols_lookup(fn[i], &s) && s.name && s.end > s.start) {
+    if (ljp__cap_symbols_lookup(fn[i], &s) && s.name && s.end > s.start) {
       cap_S.entry_lo[cap_S.nentry] = s.start;
       cap_S.entry_hi[cap_S.nentry] = s.end;
       cap_S.nentry++;
     }
   }
   cap_S.lj_lo = cap_S.lj_hi = 0;
-  cap_symbols_module_range(fn[0], &cap_S.lj_lo, &cap_S.lj_hi);
+  ljp__cap_symbols_module_range(fn[0], &cap_S.lj_lo, &cap_S.lj_hi);
   /* The VM linked into the executable (e.g. /usr/bin/luajit): host C
    * functions cannot be told from VM code by object, so reconciliation of
    * 'C' stacks is off. */
-  cap_S.lj_is_main = cap_symbols_is_main(fn[0]);
+  cap_S.lj_is_main = ljp__cap_symbols_is_main(fn[0]);
 }
 
 int ljp_capture_start(lua_State *L, const struct ljp_capture_options *o)
@@ -221,11 +221,11 @@ int ljp_capture_start(lua_State *L, const struct ljp_capture_options *o)
   cap_S.period_ns = period_us * 1000u;
   cap_S.error[0] = '\0';
   /* Read the VM's own structures at the signal when its layout is proven
-   * (cap_vm_probe walks known stacks both ways); otherwise fall back to
+   * (ljp__cap_vm_probe walks known stacks both ways); otherwise fall back to
    * the Lua stack at the next safe point, and say why. */
   memset(&cap_S.lj, 0, sizeof cap_S.lj);
-  cap_S.use_vm = cap_vm_probe(L, &cap_S.lj, cap_S.error,
-                              sizeof cap_S.error) == 0;
+  cap_S.use_vm = ljp__cap_vm_probe(L, &cap_S.lj, cap_S.error,
+                                   sizeof cap_S.error) == 0;
   if (!cap_S.use_vm)
     cap_S.lj.ok = 0;
   cap_S.main_L = lua_pushthread(L) ? (uint64_t)(uintptr_t)L : 0;
@@ -263,7 +263,7 @@ int ljp_capture_start(lua_State *L, const struct ljp_capture_options *o)
    * handler; a custom backtracer replaces them. */
   cap_S.own_unwinder = 0;
   if (o->mode == LJP_CAPTURE_CALLGRAPH && !cap_S.backtracer &&
-      cap_uw_init() == 0)
+      ljp__cap_uw_init() == 0)
     cap_S.own_unwinder = 1;
   /* Touch every page now: the handler must not take page faults on fresh
    * memory in the middle of a run. */
@@ -272,11 +272,11 @@ int ljp_capture_start(lua_State *L, const struct ljp_capture_options *o)
   atomic_store(&cap_S.ring.head, 0);
   atomic_store(&cap_S.ring.tail, 0);
 
-  if (cap_symbols_init() != 0 || cap_symbols_unsafe_setup() != 0 ||
-      cap_ids_init(L) != 0)
+  if (ljp__cap_symbols_init() != 0 || ljp__cap_symbols_unsafe_setup() != 0 ||
+      ljp__cap_ids_init(L) != 0)
     return fail_start(o, LJP_CAPTURE_ERRMEM);
   find_entries();
-  cap_traces_attach(L);
+  ljp__cap_traces_attach(L);
   /* Traces compiled before start are unknown to the map: flush them so
    * every trace that runs is seen by the handler above. */
   luaJIT_setmode(L, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_FLUSH);
@@ -284,34 +284,34 @@ int ljp_capture_start(lua_State *L, const struct ljp_capture_options *o)
   if (o->mode != LJP_CAPTURE_DEFAULT) {
     cap_S.w = ljp_writer_new(sink, o->ctx, o->len);
     if (!cap_S.w) {
-      cap_traces_detach(L);
+      ljp__cap_traces_detach(L);
       return fail_start(o, LJP_CAPTURE_ERRMEM);
     }
     ljp_write_symtab_begin(cap_S.w, 3, 0);
     ljp_write_symtab_end(cap_S.w);
     if (cap_S.use_vm)
-      cap_encode_begin(cap_S.w);
+      ljp__cap_encode_begin(cap_S.w);
     else
       ljp_write_stream_begin(cap_S.w, LJP_KIND_SYSPROF, 2,
                              (ljp_flavor)ljp_capture_flavor(), 0);
     /* Write the header now: an unusable destination fails the start. */
     if (ljp_writer_flush(cap_S.w) != LJP_OK) {
       int e = cap_S.writer_errno;
-      cap_traces_detach(L);
+      ljp__cap_traces_detach(L);
       st = fail_start(o, LJP_CAPTURE_ERRIO);
       errno = e;
       return st;
     }
   }
-  cap_backtracer_warmup();
-  cap_S.t_mono0 = cap_now_ns(CLOCK_MONOTONIC);
-  cap_encode_reset();
+  ljp__cap_backtracer_warmup();
+  cap_S.t_mono0 = ljp__cap_now_ns(CLOCK_MONOTONIC);
+  ljp__cap_encode_reset();
   cap_S.session++;
   cap_S.running = 1;
-  st = cap_signal_arm(L, o->timer, period_us);
+  st = ljp__cap_signal_arm(L, o->timer, period_us);
   if (st != LJP_CAPTURE_SUCCESS) {
     cap_S.running = 0;
-    cap_traces_detach(L);
+    ljp__cap_traces_detach(L);
     return fail_start(o, st);
   }
   sentinel_set(L, 1);
@@ -331,7 +331,7 @@ static void snapshot(struct ljp_capture_counters *c, uint64_t elapsed)
   c->vm_reader = cap_S.use_vm;
 }
 
-int cap_stop_internal(lua_State *L, int closing)
+int ljp__cap_stop_internal(lua_State *L, int closing)
 {
   int status = LJP_CAPTURE_SUCCESS, e = 0;
   uint64_t elapsed;
@@ -340,23 +340,23 @@ int cap_stop_internal(lua_State *L, int closing)
     return LJP_CAPTURE_ERRRUN;
   if (!closing && vm_of(L) != cap_S.vm)
     return LJP_CAPTURE_ERRUSE;
-  elapsed = cap_now_ns(cap_S.clock) - cap_S.t_start;
+  elapsed = ljp__cap_now_ns(cap_S.clock) - cap_S.t_start;
   /* While the VM closes, LuaJIT has stopped its profiler already and the
    * call below does nothing; from atexit it still runs. */
-  cap_signal_disarm(L);
+  ljp__cap_signal_disarm(L);
   if (!closing) {
-    cap_traces_detach(L);
-    cap_core_enter();
-    cap_names_refresh(L);
-    cap_core_leave();
+    ljp__cap_traces_detach(L);
+    ljp__cap_core_enter();
+    ljp__cap_names_refresh(L);
+    ljp__cap_core_leave();
   }
-  cap_flush_pending();
+  ljp__cap_flush_pending();
   cap_S.running = 0;
   cap_S.drained_pending = 0;
   snapshot(&cap_S.c, elapsed);
   if (cap_S.w) {
     ljp_write_stream_end(cap_S.w);
-    cap_note_writer();
+    ljp__cap_note_writer();
   }
   if (cap_S.writer_failed) {
     status = LJP_CAPTURE_ERRIO;
@@ -381,7 +381,7 @@ int ljp_capture_stop(lua_State *L)
     return LJP_CAPTURE_ERRRUN;
   if (!L)
     return LJP_CAPTURE_ERRUSE;
-  return cap_stop_internal(L, 0);
+  return ljp__cap_stop_internal(L, 0);
 }
 
 int ljp_capture_report(struct ljp_capture_counters *c)
@@ -389,7 +389,7 @@ int ljp_capture_report(struct ljp_capture_counters *c)
   if (!c)
     return LJP_CAPTURE_ERRUSE;
   if (cap_S.running)
-    snapshot(c, cap_now_ns(cap_S.clock) - cap_S.t_start);
+    snapshot(c, ljp__cap_now_ns(cap_S.clock) - cap_S.t_start);
   else
     *c = cap_S.c;
   return LJP_CAPTURE_SUCCESS;
@@ -403,9 +403,9 @@ int ljp_capture_drain(lua_State *L)
     return LJP_CAPTURE_ERRUSE;
   /* The host's event loop may run Lua: name C functions of modules
    * required since start (rate-limited), before the samples are named. */
-  cap_core_enter();
-  cap_names_refresh(L);
-  cap_core_leave();
-  cap_flush_pending();
+  ljp__cap_core_enter();
+  ljp__cap_names_refresh(L);
+  ljp__cap_core_leave();
+  ljp__cap_flush_pending();
   return LJP_CAPTURE_SUCCESS;
 }

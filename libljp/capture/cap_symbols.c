@@ -16,9 +16,9 @@
  *
  *
  * Two kinds of addresses get other names when their events are written
- * (cap_symbols_emit): a C function that Lua code reaches through a table
- * and that has no ELF name (or any, see cap_cnames_over_elf) is named by
- * that path, "cjson.encode" (cap_cnames.c; cap_symbols_lookup keeps giving
+ * (ljp__cap_symbols_emit): a C function that Lua code reaches through a table
+ * and that has no ELF name (or any, see ljp__cap_cnames_over_elf) is named by
+ * that path, "cjson.encode" (cap_cnames.c; ljp__cap_symbols_lookup keeps giving
  * the ELF name), and JIT machine code of a known trace is named as the
  * trace (cap_tracenames.c).
  *
@@ -198,7 +198,7 @@ static int list_modules(void)
         hi[n] = mods[i].xhi;
         n++;
       }
-    cap_signal_publish_text(lo, hi, n);
+    ljp__cap_signal_publish_text(lo, hi, n);
   }
   return 0;
 }
@@ -344,7 +344,7 @@ static int read_debug_syms(cap_module *m, const uint8_t *p, size_t size)
   const ElfW(Shdr) *s;
   size_t dsize;
   int ok = 0;
-  if (cap_debugfile_find(p, size, m->path, path, sizeof path) != 0)
+  if (ljp__cap_debugfile_find(p, size, m->path, path, sizeof path) != 0)
     return 0;
   d = map_file(path, &dsize);
   if (!d)
@@ -403,7 +403,7 @@ static cap_module *find_module_rescan(uint64_t addr)
   return m;
 }
 
-int cap_symbols_init(void)
+int ljp__cap_symbols_init(void)
 {
   size_t i;
   if (list_modules() != 0)
@@ -424,12 +424,12 @@ static int unsafe_name(const char *n)
          strstr(n, "rwlock") != NULL || strstr(n, "find_object") != NULL;
 }
 
-int cap_symbols_unsafe_setup(void)
+int ljp__cap_symbols_unsafe_setup(void)
 {
   cap_module *g, *c;
   size_t i, n = 0;
   uint64_t glo = 0, ghi = 0, clo = 0, chi = 0;
-  cap_signal_set_unsafe(0, 0, 0, 0, NULL, 0);
+  ljp__cap_signal_set_unsafe(0, 0, 0, 0, NULL, 0);
   free(libc_fn);
   libc_fn = NULL;
   /* libgcc_s is found by a function nobody wraps: a preloaded library
@@ -457,14 +457,14 @@ int cap_symbols_unsafe_setup(void)
     clo = c->xlo;
     chi = c->xhi;
   }
-  cap_signal_set_unsafe(glo, ghi, clo, chi, libc_fn, n);
+  ljp__cap_signal_set_unsafe(glo, ghi, clo, chi, libc_fn, n);
   return 0;
 }
 
-void cap_symbols_free(void)
+void ljp__cap_symbols_free(void)
 {
   size_t i;
-  cap_signal_set_unsafe(0, 0, 0, 0, NULL, 0);
+  ljp__cap_signal_set_unsafe(0, 0, 0, 0, NULL, 0);
   free(libc_fn);
   libc_fn = NULL;
   for (i = 0; i < nmods; i++)
@@ -473,10 +473,10 @@ void cap_symbols_free(void)
   mods = NULL;
   nmods = 0;
   cap_map_free(&emitted);
-  cap_tracenames_free();
+  ljp__cap_tracenames_free();
 }
 
-int cap_symbols_module_range(uint64_t addr, uint64_t *lo, uint64_t *hi)
+int ljp__cap_symbols_module_range(uint64_t addr, uint64_t *lo, uint64_t *hi)
 {
   cap_module *m = find_module_rescan(addr);
   if (!m)
@@ -486,13 +486,13 @@ int cap_symbols_module_range(uint64_t addr, uint64_t *lo, uint64_t *hi)
   return 1;
 }
 
-int cap_symbols_is_main(uint64_t addr)
+int ljp__cap_symbols_is_main(uint64_t addr)
 {
   /* dl_iterate_phdr lists the main program first. */
   return nmods > 0 && find_module_rescan(addr) == &mods[0];
 }
 
-int cap_symbols_lookup(uint64_t addr, cap_sym *s)
+int ljp__cap_symbols_lookup(uint64_t addr, cap_sym *s)
 {
   cap_module *m = find_module_rescan(addr);
   size_t lo, hi;
@@ -542,7 +542,7 @@ static int maybe_cfunc(uint64_t q, const cap_sym *s)
  * Lua-visible name (cap_cnames.c), 3 = under its ELF name.  An address
  * written as 1 (or 3, when Lua names replace ELF names) is written again
  * once a rescan finds a Lua name for it: later events win. */
-ljp_status cap_symbols_emit(ljp_writer *w, uint64_t addr, int is_return)
+ljp_status ljp__cap_symbols_emit(ljp_writer *w, uint64_t addr, int is_return)
 {
   cap_sym s;
   char buf[512];
@@ -553,35 +553,36 @@ ljp_status cap_symbols_emit(ljp_writer *w, uint64_t addr, int is_return)
   if (addr == 0)
     return LJP_OK;
   /* Machine code of a known trace: named as the trace. */
-  if (cap_tracenames_emit(w, q, &st))
+  if (ljp__cap_tracenames_emit(w, q, &st))
     return st;
   v = cap_map_get(&emitted, addr);
-  if (v && (*v == 2 || (*v == 3 && !cap_cnames_over_elf()) ||
-            !cap_cnames_get(addr)))
+  if (v && (*v == 2 || (*v == 3 && !ljp__cap_cnames_over_elf()) ||
+            !ljp__cap_cnames_get(addr)))
     return LJP_OK;
-  cap_symbols_lookup(q, &s);
+  ljp__cap_symbols_lookup(q, &s);
   if (s.name) {
-    lname = cap_cnames_over_elf() ? cap_cnames_get(s.start) : NULL;
+    lname = ljp__cap_cnames_over_elf() ? ljp__cap_cnames_get(s.start) : NULL;
     if (s.start != addr) {
       cap_map_put(&emitted, addr, 3);
       v = cap_map_get(&emitted, s.start);
       if (v && (*v == 2 || !lname))
         return LJP_OK;
     }
-    if (!lname && !is_return && cap_cnames_over_elf() && maybe_cfunc(q, &s))
-      cap_cnames_miss(q);
+    if (!lname && !is_return && ljp__cap_cnames_over_elf() &&
+        maybe_cfunc(q, &s))
+      ljp__cap_cnames_miss(q);
     cap_map_put(&emitted, s.start, lname ? 2 : 3);
     if (lname)
       return ljp_write_event_cfunc(w, s.start, lname, strlen(lname));
     return ljp_write_event_cfunc(w, s.start, s.name, strlen(s.name));
   }
-  lname = is_return ? NULL : cap_cnames_get(addr);
+  lname = is_return ? NULL : ljp__cap_cnames_get(addr);
   if (lname) {
     cap_map_put(&emitted, addr, 2);
     return ljp_write_event_cfunc(w, addr, lname, strlen(lname));
   }
   if (!is_return && maybe_cfunc(q, &s))
-    cap_cnames_miss(q);
+    ljp__cap_cnames_miss(q);
   if (s.module)
     n = snprintf(buf, sizeof buf, "%s+0x%" PRIx64, s.module, addr - s.base);
   else
@@ -592,6 +593,6 @@ ljp_status cap_symbols_emit(ljp_writer *w, uint64_t addr, int is_return)
     n = (int)sizeof buf - 1;
   cap_map_put(&emitted, addr, 1);
   if (!s.module)
-    cap_tracenames_mark(addr);
+    ljp__cap_tracenames_mark(addr);
   return ljp_write_event_cfunc(w, addr, buf, (size_t)n);
 }

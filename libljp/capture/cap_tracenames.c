@@ -61,8 +61,8 @@ static range *find(uint64_t pc)
   return i > 0 && pc < rv[i - 1].hi ? &rv[i - 1] : NULL;
 }
 
-int cap_tracenames_add(uint32_t traceno, uint64_t lo, uint64_t hi,
-                       uint64_t proto, uint64_t line)
+int ljp__cap_tracenames_add(uint32_t traceno, uint64_t lo, uint64_t hi,
+                            uint64_t proto, uint64_t line)
 {
   size_t i, j;
   if (hi <= lo)
@@ -96,7 +96,7 @@ int cap_tracenames_add(uint32_t traceno, uint64_t lo, uint64_t hi,
   return 0;
 }
 
-int cap_tracenames_mark(uint64_t addr)
+int ljp__cap_tracenames_mark(uint64_t addr)
 {
   size_t lo = 0, hi = nm;
   while (lo < hi) {            /* first mark >= addr */
@@ -126,7 +126,7 @@ int cap_tracenames_mark(uint64_t addr)
  * source text), cut to keep the name short. */
 static int trace_name(const range *r, char *buf, size_t len)
 {
-  const char *chunk = cap_ids_lfunc_chunk(r->proto);
+  const char *chunk = ljp__cap_ids_lfunc_chunk(r->proto);
   size_t cl;
   int n;
   if (!chunk)
@@ -141,7 +141,7 @@ static int trace_name(const range *r, char *buf, size_t len)
   return (size_t)n < len ? n : (int)len - 1;
 }
 
-int cap_tracenames_emit(ljp_writer *w, uint64_t pc, ljp_status *st)
+int ljp__cap_tracenames_emit(ljp_writer *w, uint64_t pc, ljp_status *st)
 {
   range *r = find(pc), *next;
   char buf[320];
@@ -154,7 +154,7 @@ int cap_tracenames_emit(ljp_writer *w, uint64_t pc, ljp_status *st)
   r->emitted = 1;
   n = (size_t)trace_name(r, buf, sizeof buf);
   *st = ljp_write_event_cfunc(w, r->lo, buf, n);
-  cap_tracenames_mark(r->lo);
+  ljp__cap_tracenames_mark(r->lo);
   /* Older events inside the range would shadow the name for the addresses
    * above them. */
   for (i = 0; i < nm && *st == LJP_OK; i++)
@@ -164,12 +164,12 @@ int cap_tracenames_emit(ljp_writer *w, uint64_t pc, ljp_status *st)
   if (*st == LJP_OK && !(next && next->lo == r->hi && next->emitted)) {
     *st = ljp_write_event_cfunc(w, r->hi, CAP_MCODE_END_NAME,
                                 sizeof CAP_MCODE_END_NAME - 1);
-    cap_tracenames_mark(r->hi);
+    ljp__cap_tracenames_mark(r->hi);
   }
   return 1;
 }
 
-void cap_tracenames_free(void)
+void ljp__cap_tracenames_free(void)
 {
   free(rv);
   free(marks);

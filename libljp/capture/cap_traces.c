@@ -59,7 +59,7 @@ static void insert(const cap_trace *t)
   ntr++;
 }
 
-cap_trace *cap_traces_find(uint64_t pc)
+cap_trace *ljp__cap_traces_find(uint64_t pc)
 {
   size_t lo = 0, hi = ntr;
   while (lo < hi) {
@@ -74,7 +74,7 @@ cap_trace *cap_traces_find(uint64_t pc)
   return NULL;
 }
 
-cap_trace *cap_traces_by_no(uint32_t traceno)
+cap_trace *ljp__cap_traces_by_no(uint32_t traceno)
 {
   size_t i;
   for (i = 0; i < ntr; i++)
@@ -99,27 +99,27 @@ static int on_trace(lua_State *L)
   int ended = what && (strcmp(what, "stop") == 0 ||
                        strcmp(what, "abort") == 0 ||
                        strcmp(what, "flush") == 0);
-  cap_core_enter();
+  ljp__cap_core_enter();
   /* Ticks read at the signal name their trace by number: write them
    * while the map still describes the traces they ran in. */
   if (cap_S.use_vm && what && strcmp(what, "flush") == 0)
-    cap_flush_pending();
+    ljp__cap_flush_pending();
   if (started)
     cap_S.compiling = 1;
   on_trace_core(L);
   if (ended) {
-    cap_unwind_settle();
+    ljp__cap_unwind_settle();
     cap_S.compiling = 0;
   }
   /* Lua may run here: name C functions of modules required since start
    * (rate-limited; only after a frame went unnamed). */
   lua_settop(L, 0);
-  cap_names_refresh(L);
-  cap_core_leave();
+  ljp__cap_names_refresh(L);
+  ljp__cap_core_leave();
   return 0;
 }
 
-int cap_traces_attached(void)
+int ljp__cap_traces_attached(void)
 {
   return handler_ref != LUA_NOREF;
 }
@@ -155,7 +155,7 @@ static int on_trace_core(lua_State *L)
     lua_pushvalue(L, 3);
     if (!lua_getinfo(L, ">S", &ar))
       return 0;
-    p->proto = cap_ids_lfunc(ar.source, ar.linedefined);
+    p->proto = ljp__cap_ids_lfunc(ar.source, ar.linedefined);
     p->firstline = ar.linedefined > 0 ? (uint64_t)ar.linedefined : 0;
     p->line = p->firstline;
     lua_pushvalue(L, lua_upvalueindex(1));
@@ -185,10 +185,10 @@ static int on_trace_core(lua_State *L)
       t.line = p->line;
       t.firstline = p->firstline;
       if (t.hi > t.lo) {
-        cap_signal_note_mcode(t.lo, t.hi);
+        ljp__cap_signal_note_mcode(t.lo, t.hi);
         insert(&t);
         /* Host frames inside this machine code are named as the trace. */
-        cap_tracenames_add(t.traceno, t.lo, t.hi, t.proto, t.line);
+        ljp__cap_tracenames_add(t.traceno, t.lo, t.hi, t.proto, t.line);
       }
     }
     lua_settop(L, 0);
@@ -202,7 +202,7 @@ static int on_trace_core(lua_State *L)
 /* Attaches the handler: jit.attach(h, "trace").  Returns 0, or -1 when the
  * jit modules are missing (then every tick is attributed by LuaJIT's state
  * alone). */
-int cap_traces_attach(lua_State *L)
+int ljp__cap_traces_attach(lua_State *L)
 {
   int top = lua_gettop(L);
   lua_getglobal(L, "require");
@@ -237,7 +237,7 @@ fail:
 }
 
 /* jit.attach(h) detaches.  Not called while the VM closes. */
-void cap_traces_detach(lua_State *L)
+void ljp__cap_traces_detach(lua_State *L)
 {
   int top;
   if (handler_ref == LUA_NOREF)
@@ -255,9 +255,9 @@ void cap_traces_detach(lua_State *L)
   handler_ref = LUA_NOREF;
 }
 
-void cap_traces_free(void)
+void ljp__cap_traces_free(void)
 {
-  cap_signal_reset_mcode();
+  ljp__cap_signal_reset_mcode();
   free(tr);
   free(pend);
   tr = NULL;

@@ -151,7 +151,7 @@ static int on_object(struct dl_phdr_info *info, size_t size, void *arg)
   o->base = info->dlpi_addr;
   o->row0 = s->nrows;
   if (hdr) {
-    if (cap_ehf_rows(&m, hdr, o->base, &s->rows, &s->nrows, &b->rowcap)) {
+    if (ljp__cap_ehf_rows(&m, hdr, o->base, &s->rows, &s->nrows, &b->rowcap)) {
       b->oom = 1;
       return 1;
     }
@@ -160,9 +160,9 @@ static int on_object(struct dl_phdr_info *info, size_t size, void *arg)
     const char *path = info->dlpi_name && info->dlpi_name[0]
                            ? info->dlpi_name
                            : s->nbases == 1 ? "/proc/self/exe" : NULL;
-    uint64_t eh = path ? cap_ehf_file_section(path) : 0;
-    if (eh && cap_ehf_rows_eh(&m, o->base + eh, o->base, &s->rows,
-                              &s->nrows, &b->rowcap)) {
+    uint64_t eh = path ? ljp__cap_ehf_file_section(path) : 0;
+    if (eh && ljp__cap_ehf_rows_eh(&m, o->base + eh, o->base, &s->rows,
+                                   &s->nrows, &b->rowcap)) {
       b->oom = 1;
       return 1;
     }
@@ -271,7 +271,7 @@ static int publish(void)
   return 0;
 }
 
-int cap_uw_init(void)
+int ljp__cap_uw_init(void)
 {
   return publish();
 }
@@ -285,7 +285,7 @@ static int first_counts(struct dl_phdr_info *info, size_t size, void *arg)
   return 1;
 }
 
-int cap_uw_refresh(void)
+int ljp__cap_uw_refresh(void)
 {
   unsigned long long c[2] = {0, 0};
   uw_set *s = atomic_load(&uw_cur);
@@ -296,7 +296,7 @@ int cap_uw_refresh(void)
   return publish();
 }
 
-void cap_uw_free(void)
+void ljp__cap_uw_free(void)
 {
   uw_set *s = atomic_exchange(&uw_cur, NULL);
   set_free(s);
@@ -307,7 +307,7 @@ void cap_uw_free(void)
   }
 }
 
-void cap_uw_stats(size_t *objects, size_t *rows, size_t *bytes)
+void ljp__cap_uw_stats(size_t *objects, size_t *rows, size_t *bytes)
 {
   uw_set *s = atomic_load(&uw_cur);
   *objects = s ? s->nobj : 0;
@@ -589,9 +589,9 @@ static uint32_t walk(const uw_set *s, const cap_uw_regs *r, uint64_t lo,
   }
 }
 
-uint32_t cap_uw_unwind(const cap_uw_regs *r, uint64_t stack_lo,
-                       uint64_t stack_hi, uint64_t *out, uint32_t max,
-                       uint32_t *flags)
+uint32_t ljp__cap_uw_unwind(const cap_uw_regs *r, uint64_t stack_lo,
+                            uint64_t stack_hi, uint64_t *out, uint32_t max,
+                            uint32_t *flags)
 {
   uint32_t n;
   *flags = 0;
@@ -601,7 +601,7 @@ uint32_t cap_uw_unwind(const cap_uw_regs *r, uint64_t stack_lo,
   return n;
 }
 
-int cap_uw_function_range(uint64_t pc, uint64_t *lo, uint64_t *hi)
+int ljp__cap_uw_function_range(uint64_t pc, uint64_t *lo, uint64_t *hi)
 {
   const uw_set *s = atomic_load(&uw_cur);
   const uw_obj *o = s ? find_obj(s, pc) : NULL;

@@ -12,7 +12,7 @@
  *
  * Tables are published with a release store of one pointer; a rebuild
  * (after dlopen) makes a new set and retires the old one, which is freed
- * only when no handler can be using it (cap_uw_free, or a later rebuild
+ * only when no handler can be using it (ljp__cap_uw_free, or a later rebuild
  * once the in-handler counter is zero).
  */
 #ifndef LJP_CAP_UNWIND_H
@@ -35,7 +35,7 @@ typedef struct cap_uw_regs {
   int pc_is_return;      /* pc is a return address (look up pc - 1) */
 } cap_uw_regs;
 
-/* cap_uw_unwind flags (out). */
+/* ljp__cap_uw_unwind flags (out). */
 enum {
   CAP_UW_ROOT = 1,       /* reached the outermost frame (return address
                             undefined by CFI, as _start/clone have, or 0) */
@@ -44,17 +44,17 @@ enum {
                             bounds, or not moving outwards */
   CAP_UW_TRUNCATED = 8,  /* stopped at max frames */
   CAP_UW_STALE = 16      /* an unknown PC lies in a mapped object loaded
-                            after the last build: cap_uw_refresh wanted */
+                            after the last build: ljp__cap_uw_refresh wanted */
 };
 
 /* Builds the tables of every loaded object.  VM thread, not signal-safe.
  * 0 on success, -1 (errno set) when out of memory. */
-CAP_HIDDEN int cap_uw_init(void);
+CAP_HIDDEN int ljp__cap_uw_init(void);
 /* Rebuilds when objects were loaded or unloaded since the last build
  * (dl_iterate_phdr's adds/subs counters).  Cheap when nothing changed. */
-CAP_HIDDEN int cap_uw_refresh(void);
+CAP_HIDDEN int ljp__cap_uw_refresh(void);
 /* Frees every table; no handler may run any more. */
-CAP_HIDDEN void cap_uw_free(void);
+CAP_HIDDEN void ljp__cap_uw_free(void);
 
 /* Async-signal-safe.  Unwinds from r, writing the PC and then return
  * addresses (innermost first) to out, at most max.  Reads the stack only
@@ -66,16 +66,17 @@ CAP_HIDDEN void cap_uw_free(void);
  * function; that reads the code bytes of still-loaded objects, and the
  * loader's object list (as STALE does).  *flags gets CAP_UW_*.  Returns
  * the count. */
-CAP_HIDDEN uint32_t cap_uw_unwind(const cap_uw_regs *r, uint64_t stack_lo,
-                                  uint64_t stack_hi, uint64_t *out,
-                                  uint32_t max, uint32_t *flags);
+CAP_HIDDEN uint32_t ljp__cap_uw_unwind(const cap_uw_regs *r, uint64_t stack_lo,
+                                       uint64_t stack_hi, uint64_t *out,
+                                       uint32_t max, uint32_t *flags);
 
 /* Size of the published tables: objects, rows, and bytes in all.  VM
  * thread. */
-CAP_HIDDEN void cap_uw_stats(size_t *objects, size_t *rows, size_t *bytes);
+CAP_HIDDEN void ljp__cap_uw_stats(size_t *objects, size_t *rows, size_t *bytes);
 
 /* The [lo, hi) of the FDE (function) covering pc, from the tables; 0 when
  * none.  VM thread. */
-CAP_HIDDEN int cap_uw_function_range(uint64_t pc, uint64_t *lo, uint64_t *hi);
+CAP_HIDDEN int ljp__cap_uw_function_range(uint64_t pc, uint64_t *lo,
+                                          uint64_t *hi);
 
 #endif

@@ -37,7 +37,7 @@ enum {
 #define WALK_STEPS_MAX 1000000u
 
 /* Layouts, taken from the LuaJIT 2.1 sources for x86-64. */
-const cap_vm cap_vm_layout_gc64 = {
+const cap_vm ljp__cap_vm_layout_gc64 = {
   .gc64 = 1,
   .off_L_glref = 16, .off_L_base = 32, .off_L_top = 40, .off_L_stack = 56,
   .off_L_maxstack = 48, .off_L_cframe = 80, .off_L_status = 11,
@@ -51,7 +51,7 @@ const cap_vm cap_vm_layout_gc64 = {
   .off_gct = 9, .off_pt_sizebc = 12
 };
 
-const cap_vm cap_vm_layout_gc32 = {
+const cap_vm ljp__cap_vm_layout_gc32 = {
   .gc64 = 0,
   .off_L_glref = 8, .off_L_base = 16, .off_L_top = 24, .off_L_stack = 36,
   .off_L_maxstack = 32, .off_L_cframe = 48, .off_L_status = 7,
@@ -326,8 +326,8 @@ static uint64_t base_from_regs(const cap_vm *vm, walk *w,
 #endif
 }
 
-uint32_t cap_vm_walk(const cap_vm *vm, const void *ucontext,
-                     cap_vm_info *info, cap_vm_frame *out, uint32_t max)
+uint32_t ljp__cap_vm_walk(const cap_vm *vm, const void *ucontext,
+                          cap_vm_info *info, cap_vm_frame *out, uint32_t max)
 {
   walk w;
   uint64_t g, L, base = 0;
@@ -392,8 +392,8 @@ uint32_t cap_vm_walk(const cap_vm *vm, const void *ucontext,
   return w.n;
 }
 
-const char *cap_vm_str(const cap_vm *vm, uint64_t addr, size_t max_len,
-                       size_t *len)
+const char *ljp__cap_vm_str(const cap_vm *vm, uint64_t addr, size_t max_len,
+                            size_t *len)
 {
   size_t n;
   *len = 0;

@@ -4,12 +4,12 @@
  * LuaJIT installs no internal headers, so the layouts of lua_State,
  * global_State, GCfunc, GCproto and GCstr, and the frame encoding, are
  * described here as offset tables for the builds that exist (GC64 and
- * non-GC64; stock LuaJIT 2.1 and OpenResty's luajit2).  cap_vm_probe()
+ * non-GC64; stock LuaJIT 2.1 and OpenResty's luajit2).  ljp__cap_vm_probe()
  * picks the table that fits the running VM and proves it against the
  * public API (lua_getstack/lua_getinfo) before anything relies on it; a VM
  * that does not match is refused with a message, never guessed at.
  *
- * cap_vm_walk() runs in signal context: it reads only, takes no lock,
+ * ljp__cap_vm_walk() runs in signal context: it reads only, takes no lock,
  * allocates nothing, and checks every pointer it follows for plausibility
  * (alignment, range, GC type byte).  It may still read a stale pointer
  * whose page is gone; the caller runs it under a SIGSEGV/SIGBUS guard
@@ -124,10 +124,11 @@ typedef struct cap_vm {
  * (it calls Lua): chooses the layout, detects the flavor at run time,
  * finds the interpreter's code range, then walks known stacks (nested Lua
  * functions, a C function, a builtin, a coroutine) both with
- * cap_vm_walk() and with lua_getstack/lua_getinfo and requires them to
+ * ljp__cap_vm_walk() and with lua_getstack/lua_getinfo and requires them to
  * agree.  Returns 0 on success; otherwise -1 with a message in err (for
  * example "lua_State.base does not match lua_gettop"). */
-CAP_HIDDEN int cap_vm_probe(lua_State *L, cap_vm *vm, char *err, size_t errlen);
+CAP_HIDDEN int ljp__cap_vm_probe(lua_State *L, cap_vm *vm, char *err,
+                                 size_t errlen);
 
 /* Async-signal-safe.  Reads the running coroutine's frame chain at the
  * moment of the signal.  ucontext: the handler's third argument (registers
@@ -138,15 +139,15 @@ CAP_HIDDEN int cap_vm_probe(lua_State *L, cap_vm *vm, char *err, size_t errlen);
  * are not on the stack.  Writes at most max frames to out, innermost
  * first, and returns their number; info gets the state.  A frame that
  * has lost its function (a builtin returning) is left out. */
-CAP_HIDDEN uint32_t cap_vm_walk(const cap_vm *vm, const void *ucontext,
-                                cap_vm_info *info, cap_vm_frame *out,
-                                uint32_t max);
+CAP_HIDDEN uint32_t ljp__cap_vm_walk(const cap_vm *vm, const void *ucontext,
+                                     cap_vm_info *info, cap_vm_frame *out,
+                                     uint32_t max);
 
 /* Safe point (VM thread): the bytes of the GCstr at addr, bounded by
  * max_len; NULL when addr does not look like a string.  *len gets the
  * length. */
-CAP_HIDDEN const char *cap_vm_str(const cap_vm *vm, uint64_t addr,
-                                  size_t max_len, size_t *len);
+CAP_HIDDEN const char *ljp__cap_vm_str(const cap_vm *vm, uint64_t addr,
+                                       size_t max_len, size_t *len);
 
 /* ---- the source of an allocation (cap_vm_site.c) ------------------------ */
 
@@ -172,7 +173,7 @@ typedef struct cap_vm_site {
 /* What the allocation reader needs besides cap_vm: where the saved PC of a
  * C frame is, the line tables of prototypes, and the JIT's trace array. */
 typedef struct cap_vm_sitelayout {
-  int ok;                /* cap_vm_site_probe succeeded */
+  int ok;                /* ljp__cap_vm_site_probe succeeded */
   int traces;            /* trace symbols can be read (JIT seen working) */
   uint32_t off_cf_pc;    /* C frame: saved PC of the innermost Lua frame */
   uint32_t off_pt_lineinfo;
@@ -196,25 +197,27 @@ typedef struct cap_vm_trace {
  * called from Lua, a C function, a JIT loop), and the line reader to agree
  * with lua_getinfo("l").currentline.  Calls Lua and replaces the allocator
  * for the duration.  0, or -1 with a message in err. */
-CAP_HIDDEN int cap_vm_site_probe(lua_State *L, const cap_vm *vm,
-                                 cap_vm_sitelayout *sl, char *err,
-                                 size_t errlen);
+CAP_HIDDEN int ljp__cap_vm_site_probe(lua_State *L, const cap_vm *vm,
+                                      cap_vm_sitelayout *sl, char *err,
+                                      size_t errlen);
 
 /* The source of an allocation the VM makes now, read from g->vmstate and
  * the running coroutine's innermost frame (LuaJIT saves BASE and PC before
  * it calls anything that allocates).  Called from inside the allocator:
  * reads only, allocates nothing, calls nothing. */
-CAP_HIDDEN void cap_vm_site_read(const cap_vm *vm, const cap_vm_sitelayout *sl,
-                                 cap_vm_site *out);
+CAP_HIDDEN void ljp__cap_vm_site_read(const cap_vm *vm,
+                                      const cap_vm_sitelayout *sl,
+                                      cap_vm_site *out);
 
 /* The live trace numbered traceno (0 when there is none, or traces cannot
  * be read). */
-CAP_HIDDEN int cap_vm_site_trace(const cap_vm *vm, const cap_vm_sitelayout *sl,
-                                 uint32_t traceno, cap_vm_trace *out);
+CAP_HIDDEN int ljp__cap_vm_site_trace(const cap_vm *vm,
+                                      const cap_vm_sitelayout *sl,
+                                      uint32_t traceno, cap_vm_trace *out);
 
 /* The line of bytecode position pos in prototype pt (lj_debug_line). */
-CAP_HIDDEN uint32_t cap_vm_site_line(const cap_vm *vm,
-                                     const cap_vm_sitelayout *sl, uint64_t pt,
-                                     uint64_t pos);
+CAP_HIDDEN uint32_t ljp__cap_vm_site_line(const cap_vm *vm,
+                                          const cap_vm_sitelayout *sl,
+                                          uint64_t pt, uint64_t pos);
 
 #endif

@@ -202,8 +202,9 @@ static int detect_gc64(lua_State *L)
   }
   lua_settop(L, top);
   if (r < 0) {
-    int a = rd8(l + cap_vm_layout_gc64.off_gct) == GCT_THREAD;
-    int b = l <= UINT32_MAX && rd8(l + cap_vm_layout_gc32.off_gct) == GCT_THREAD;
+    int a = rd8(l + ljp__cap_vm_layout_gc64.off_gct) == GCT_THREAD;
+    int b = l <= UINT32_MAX &&
+            rd8(l + ljp__cap_vm_layout_gc32.off_gct) == GCT_THREAD;
     if (a != b)
       r = a;
   }
@@ -232,7 +233,7 @@ __attribute__((noinline)) static int probe_layout(lua_State *L)
     PROBE_FAIL(c, "cannot tell a GC64 from a non-GC64 VM");
     return 0;
   }
-  *c->vm = gc64 ? cap_vm_layout_gc64 : cap_vm_layout_gc32;
+  *c->vm = gc64 ? ljp__cap_vm_layout_gc64 : ljp__cap_vm_layout_gc32;
   if (check_layout(L, c->vm, self, probe_layout, msg, sizeof msg) != 0) {
     PROBE_FAIL(c, "%s layout: %s", gc64 ? "GC64" : "non-GC64", msg);
     return 0;
@@ -271,7 +272,7 @@ static int compare_frame(lua_State *L, probe_ctx *c, const cap_vm_frame *fr,
   uint64_t fnp = (uint64_t)(uintptr_t)lua_topointer(L, -1);
   if (fr->kind == CAP_VMF_LUA) {
     size_t sl;
-    const char *s = cap_vm_str(vm, fr->chunk, 4096, &sl);
+    const char *s = ljp__cap_vm_str(vm, fr->chunk, 4096, &sl);
     if (strcmp(ar->what, "Lua") != 0 && strcmp(ar->what, "main") != 0)
       return snprintf(msg, len, "a Lua frame where lua_getinfo sees %s", ar->what), -1;
     if (fn_proto(vm, fnp) != fr->addr)
@@ -299,7 +300,7 @@ static int compare_frame(lua_State *L, probe_ctx *c, const cap_vm_frame *fr,
 
 /* The frames after a coroutine boundary in the probe's coroutine: the
  * probe's own thread, inside coroutine.resume, called by the probe chunk,
- * called by lua_pcall (then whatever called cap_vm_probe). */
+ * called by lua_pcall (then whatever called ljp__cap_vm_probe). */
 static int check_resumer(lua_State *L, probe_ctx *c, const cap_vm_frame *fr,
                          uint32_t n, char *msg, size_t len)
 {
@@ -314,7 +315,7 @@ static int check_resumer(lua_State *L, probe_ctx *c, const cap_vm_frame *fr,
   lua_pop(L, 2);
   if (n < 4 || fr[1].kind != CAP_VMF_FFUNC || (ffid >= 0 && fr[1].ffid != ffid))
     return snprintf(msg, len, "coroutine.resume is not the next frame"), -1;
-  s = cap_vm_str(c->vm, fr[2].chunk, 64, &sl);
+  s = ljp__cap_vm_str(c->vm, fr[2].chunk, 64, &sl);
   if (fr[2].kind != CAP_VMF_LUA || fr[2].firstline != 0 || !s ||
       sl != strlen("=ljp_vm_probe") || memcmp(s, "=ljp_vm_probe", sl) != 0)
     return snprintf(msg, len, "the probe chunk does not call coroutine.resume"), -1;
@@ -340,7 +341,7 @@ static int probe_check(lua_State *L)
   if (k < 1 || k > 4)
     k = 0;
   c->calls[k]++;
-  n = cap_vm_walk(c->vm, NULL, &info, fr, 64);
+  n = ljp__cap_vm_walk(c->vm, NULL, &info, fr, 64);
   if (info.status != CAP_VMS_OK || info.vmstate != CAP_VMST_C ||
       info.L != (uint64_t)(uintptr_t)L) {
     PROBE_FAIL(c, "walk (%s): status %u, vmstate %d, L %s", scenario[k],
@@ -357,7 +358,7 @@ static int probe_check(lua_State *L)
   for (i = 0; i < n; i++) {
     /* The end of this thread's frames (those of lua_getstack).  In the
      * probe's coroutine the resumer follows; elsewhere it is the host's
-     * coroutine that called cap_vm_probe. */
+     * coroutine that called ljp__cap_vm_probe. */
     if (fr[i].kind == CAP_VMF_CORO) {
       if (k == 4) {
         if (check_resumer(L, c, fr + i, n - i, msg, sizeof msg) != 0) {
@@ -449,7 +450,7 @@ static int detect_flavor(lua_State *L)
   return r;
 }
 
-int cap_vm_probe(lua_State *L, cap_vm *vm, char *err, size_t errlen)
+int ljp__cap_vm_probe(lua_State *L, cap_vm *vm, char *err, size_t errlen)
 {
   probe_ctx c;
   int top = lua_gettop(L), i, coro;

@@ -37,8 +37,8 @@ enum { ITYPE_THREAD = -7, ITYPE_FUNC = -9, ITYPE_TAB = -12 };
 #define FF_C 1     /* ffid of a lua_CFunction */
 
 /* The layouts of LuaJIT 2.1 on x86-64 (cap_vm.c). */
-CAP_HIDDEN extern const cap_vm cap_vm_layout_gc64;
-CAP_HIDDEN extern const cap_vm cap_vm_layout_gc32;
+CAP_HIDDEN extern const cap_vm ljp__cap_vm_layout_gc64;
+CAP_HIDDEN extern const cap_vm ljp__cap_vm_layout_gc32;
 
 /* ---- raw reads ---------------------------------------------------------- */
 

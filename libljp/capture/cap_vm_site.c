@@ -51,8 +51,8 @@ static const cap_vm_sitelayout site_gc32 = {
 /* OpenResty's global_State is 8 bytes longer in both layouts. */
 #define OPENRESTY_G_EXTRA 8
 
-uint32_t cap_vm_site_line(const cap_vm *vm, const cap_vm_sitelayout *sl,
-                          uint64_t pt, uint64_t pos)
+uint32_t ljp__cap_vm_site_line(const cap_vm *vm, const cap_vm_sitelayout *sl,
+                               uint64_t pt, uint64_t pos)
 {
   uint64_t li = rdref(vm, pt + sl->off_pt_lineinfo);
   uint32_t first = rd32(pt + vm->off_pt_firstline);
@@ -109,11 +109,12 @@ static void set_lfunc(const cap_vm *vm, const cap_vm_sitelayout *sl,
   out->addr = pt;
   out->chunk = chunk;
   out->firstline = rd32(pt + vm->off_pt_firstline);
-  out->line = cap_vm_site_line(vm, sl, pt, (uint64_t)pos);
+  out->line = ljp__cap_vm_site_line(vm, sl, pt, (uint64_t)pos);
 }
 
-CAP_VM_RAW void cap_vm_site_read(const cap_vm *vm, const cap_vm_sitelayout *sl,
-                                 cap_vm_site *out)
+CAP_VM_RAW void ljp__cap_vm_site_read(const cap_vm *vm,
+                                      const cap_vm_sitelayout *sl,
+                                      cap_vm_site *out)
 {
   uint64_t g, L, base, f, fn;
   int32_t st;
@@ -177,8 +178,9 @@ CAP_VM_RAW void cap_vm_site_read(const cap_vm *vm, const cap_vm_sitelayout *sl,
   }
 }
 
-CAP_VM_RAW int cap_vm_site_trace(const cap_vm *vm, const cap_vm_sitelayout *sl,
-                                 uint32_t traceno, cap_vm_trace *out)
+CAP_VM_RAW int ljp__cap_vm_site_trace(const cap_vm *vm,
+                                      const cap_vm_sitelayout *sl,
+                                      uint32_t traceno, cap_vm_trace *out)
 {
   uint64_t J, arr, T, pt, pc, chunk, bc;
   uint32_t size;
@@ -206,7 +208,7 @@ CAP_VM_RAW int cap_vm_site_trace(const cap_vm *vm, const cap_vm_sitelayout *sl,
   out->proto = pt;
   out->chunk = chunk;
   out->firstline = rd32(pt + vm->off_pt_firstline);
-  out->line = pc >= bc ? cap_vm_site_line(vm, sl, pt, (pc - bc) / 4)
+  out->line = pc >= bc ? ljp__cap_vm_site_line(vm, sl, pt, (pc - bc) / 4)
                        : out->firstline;
   return 1;
 }
@@ -231,7 +233,7 @@ static void *probe_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
   void *np = P->f(ud, ptr, osize, nsize);
   if (nsize != 0 && P->n < PROBE_MAX)
-    cap_vm_site_read(P->vm, P->sl, &P->sites[P->n++]);
+    ljp__cap_vm_site_read(P->vm, P->sl, &P->sites[P->n++]);
   return np;
 }
 
@@ -257,9 +259,9 @@ static int probe_cfunc(lua_State *L)
     uint64_t cfn = frame_fn(vm, nf), pt = cfn ? fn_proto(vm, cfn) : 0;
     int64_t pos = pt ? pc_pos(vm, pt, pc) : -1;
     if (pos >= 0)
-      P->reader_line = cap_vm_site_line(vm, P->sl, pt, (uint64_t)pos);
+      P->reader_line = ljp__cap_vm_site_line(vm, P->sl, pt, (uint64_t)pos);
   }
-  cap_vm_site_read(vm, P->sl, &s);
+  ljp__cap_vm_site_read(vm, P->sl, &s);
   if (s.source != CAP_SITE_CFUNC ||
       s.addr != (uint64_t)(uintptr_t)probe_cfunc)
     P->reader_line = 0;
@@ -283,8 +285,9 @@ static int fail(char *err, size_t errlen, const char *msg)
   return -1;
 }
 
-int cap_vm_site_probe(lua_State *L, const cap_vm *vm, cap_vm_sitelayout *sl,
-                      char *err, size_t errlen)
+int ljp__cap_vm_site_probe(lua_State *L, const cap_vm *vm,
+                           cap_vm_sitelayout *sl,
+                           char *err, size_t errlen)
 {
   static probe_state ps;
   int top = lua_gettop(L), rc, seen2 = 0, seen4 = 0, bad = 0;
@@ -335,7 +338,7 @@ int cap_vm_site_probe(lua_State *L, const cap_vm *vm, cap_vm_sitelayout *sl,
   sl->ok = 1;
   if (traceno) {
     cap_vm_trace t;
-    sl->traces = cap_vm_site_trace(vm, sl, traceno, &t) && t.proto == pt &&
+    sl->traces = ljp__cap_vm_site_trace(vm, sl, traceno, &t) && t.proto == pt &&
                  t.line == 5;
     if (!sl->traces) {
       sl->ok = 0;

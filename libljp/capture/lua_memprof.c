@@ -191,7 +191,7 @@ static int l_running(lua_State *L)
 
 static void at_exit(void)
 {
-  cap_mem_stop_at_exit();
+  ljp__cap_mem_stop_at_exit();
 }
 
 static const luaL_Reg funcs[] = {

@@ -245,7 +245,7 @@ static int l_report(lua_State *L)
 static void at_exit(void)
 {
   if (cap_S.running && running_L)
-    cap_stop_internal(running_L, 1);
+    ljp__cap_stop_internal(running_L, 1);
 }
 
 static const luaL_Reg funcs[] = {

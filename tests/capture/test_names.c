@@ -105,7 +105,7 @@ static char *resolve(uint64_t addr, int is_return)
   ljp_reader *r;
   uint8_t *copy;
   char *name;
-  ck_assert_int_eq(cap_symbols_emit(w, addr, is_return), LJP_OK);
+  ck_assert_int_eq(ljp__cap_symbols_emit(w, addr, is_return), LJP_OK);
   r = stream_read(w, &copy);
   /* Readers look host addresses up as they are (no - 1). */
   name = strdup(name_at(r, addr));
@@ -204,11 +204,11 @@ static __attribute__((noinline)) unsigned self_static_gamma(unsigned x)
 START_TEST(crc32_of_check_string)
 {
   /* The CRC-32 check value of "123456789" (zlib, .gnu_debuglink). */
-  ck_assert_uint_eq(cap_crc32(0, (const uint8_t *)"123456789", 9),
+  ck_assert_uint_eq(ljp__cap_crc32(0, (const uint8_t *)"123456789", 9),
                     0xcbf43926u);
   /* Continuation equals one pass. */
-  ck_assert_uint_eq(cap_crc32(cap_crc32(0, (const uint8_t *)"1234", 4),
-                              (const uint8_t *)"56789", 5),
+  ck_assert_uint_eq(ljp__cap_crc32(ljp__cap_crc32(0, (const uint8_t *)"1234", 4),
+                                   (const uint8_t *)"56789", 5),
                     0xcbf43926u);
 }
 END_TEST
@@ -219,20 +219,20 @@ START_TEST(debuglink_names_static_functions)
   uint64_t alpha = lib_fn(h, 0), beta = lib_fn(h, 1);
   cap_sym s;
   char *n;
-  ck_assert_int_eq(cap_symbols_init(), 0);
-  ck_assert_int_eq(cap_symbols_lookup(alpha + 4, &s), 1);
+  ck_assert_int_eq(ljp__cap_symbols_init(), 0);
+  ck_assert_int_eq(ljp__cap_symbols_lookup(alpha + 4, &s), 1);
   ck_assert_ptr_nonnull(s.name);
   ck_assert_str_eq(s.name, "dbg_static_alpha");
   ck_assert_uint_eq(s.start, alpha);
   ck_assert_uint_gt(s.end, alpha + 4);
-  ck_assert_int_eq(cap_symbols_lookup(beta + 2, &s), 1);
+  ck_assert_int_eq(ljp__cap_symbols_lookup(beta + 2, &s), 1);
   ck_assert_ptr_nonnull(s.name);
   ck_assert_str_eq(s.name, "dbg_static_beta");
   /* What a profile shows for a return address inside alpha. */
   n = resolve(alpha + 5, 1);
   ck_assert_str_eq(n, "dbg_static_alpha");
   free(n);
-  cap_symbols_free();
+  ljp__cap_symbols_free();
   dlclose(h);
 }
 END_TEST
@@ -256,20 +256,20 @@ START_TEST(debuglink_with_wrong_crc_is_ignored)
   spit(dbg, p, len + 1);
   free(p);
   h = open_lib(lib);
-  ck_assert_int_eq(cap_symbols_init(), 0);
-  ck_assert_int_eq(cap_symbols_lookup(lib_fn(h, 0) + 4, &s), 1);
+  ck_assert_int_eq(ljp__cap_symbols_init(), 0);
+  ck_assert_int_eq(ljp__cap_symbols_lookup(lib_fn(h, 0) + 4, &s), 1);
   ck_assert_ptr_null(s.name);
   ck_assert_str_eq(s.module, "libnames_dbg_link.so");
-  cap_symbols_free();
+  ljp__cap_symbols_free();
   /* Control: the intact file is taken. */
   p = slurp(NAMES_DBG_LINK ".debug", &len);
   spit(dbg, p, len);
   free(p);
-  ck_assert_int_eq(cap_symbols_init(), 0);
-  ck_assert_int_eq(cap_symbols_lookup(lib_fn(h, 0) + 4, &s), 1);
+  ck_assert_int_eq(ljp__cap_symbols_init(), 0);
+  ck_assert_int_eq(ljp__cap_symbols_lookup(lib_fn(h, 0) + 4, &s), 1);
   ck_assert_ptr_nonnull(s.name);
   ck_assert_str_eq(s.name, "dbg_static_alpha");
-  cap_symbols_free();
+  ljp__cap_symbols_free();
   dlclose(h);
   unlink(lib);
   unlink(dbg);
@@ -287,13 +287,13 @@ START_TEST(build_id_under_debug_dir)
   char *n;
   /* No debuglink, nothing under the default roots: no name. */
   unsetenv(CAP_DEBUG_DIR_ENV);
-  ck_assert_int_eq(cap_symbols_init(), 0);
-  ck_assert_int_eq(cap_symbols_lookup(alpha + 4, &s), 1);
+  ck_assert_int_eq(ljp__cap_symbols_init(), 0);
+  ck_assert_int_eq(ljp__cap_symbols_lookup(alpha + 4, &s), 1);
   ck_assert_ptr_null(s.name);
   n = resolve(alpha + 4, 0);
   ck_assert_msg(strncmp(n, "libnames_dbg_bid.so+0x", 22) == 0, "%s", n);
   free(n);
-  cap_symbols_free();
+  ljp__cap_symbols_free();
 
   memset(&bc, 0, sizeof bc);
   bc.needle = "libnames_dbg_bid.so";
@@ -312,14 +312,14 @@ START_TEST(build_id_under_debug_dir)
     snprintf(env, sizeof env, "/nonexistent-ljp:%s", dir);
     setenv(CAP_DEBUG_DIR_ENV, env, 1);
   }
-  ck_assert_int_eq(cap_symbols_init(), 0);
-  ck_assert_int_eq(cap_symbols_lookup(alpha + 4, &s), 1);
+  ck_assert_int_eq(ljp__cap_symbols_init(), 0);
+  ck_assert_int_eq(ljp__cap_symbols_lookup(alpha + 4, &s), 1);
   ck_assert_ptr_nonnull(s.name);
   ck_assert_str_eq(s.name, "dbg_static_alpha");
   n = resolve(alpha + 4, 0);
   ck_assert_str_eq(n, "dbg_static_alpha");
   free(n);
-  cap_symbols_free();
+  ljp__cap_symbols_free();
   unsetenv(CAP_DEBUG_DIR_ENV);
   unlink(file);
   rmdir(sub);
@@ -335,12 +335,12 @@ START_TEST(stripped_executable_names_its_statics)
   uint64_t g = (uint64_t)(uintptr_t)&self_static_gamma;
   cap_sym s;
   ck_assert_uint_gt(self_static_gamma(3), 0);
-  ck_assert_int_eq(cap_symbols_init(), 0);
-  ck_assert_int_eq(cap_symbols_is_main(g), 1);
-  ck_assert_int_eq(cap_symbols_lookup(g + 3, &s), 1);
+  ck_assert_int_eq(ljp__cap_symbols_init(), 0);
+  ck_assert_int_eq(ljp__cap_symbols_is_main(g), 1);
+  ck_assert_int_eq(ljp__cap_symbols_lookup(g + 3, &s), 1);
   ck_assert_ptr_nonnull(s.name);
   ck_assert_str_eq(s.name, "self_static_gamma");
-  cap_symbols_free();
+  ljp__cap_symbols_free();
 }
 END_TEST
 
@@ -361,12 +361,12 @@ START_TEST(stripped_libluajit_keeps_offset_names)
   cf = (uint64_t)(uintptr_t)lua_tocfunction(L, -1);
   lua_pop(L, 1);
   ck_assert_uint_ne(cf, 0);
-  ck_assert_int_eq(cap_symbols_init(), 0);
-  ck_assert_int_eq(cap_symbols_lookup(cf, &s), 1);
-  if (cap_symbols_is_main(cf) || !s.module ||
+  ck_assert_int_eq(ljp__cap_symbols_init(), 0);
+  ck_assert_int_eq(ljp__cap_symbols_lookup(cf, &s), 1);
+  if (ljp__cap_symbols_is_main(cf) || !s.module ||
       strncmp(s.module, "libluajit", 9) != 0) {
     /* LuaJIT linked statically: nothing to check here. */
-    cap_symbols_free();
+    ljp__cap_symbols_free();
     lua_close(L);
     return;
   }
@@ -375,7 +375,8 @@ START_TEST(stripped_libluajit_keeps_offset_names)
     Dl_info di;
     ck_assert_int_ne(dladdr((void *)(uintptr_t)cf, &di), 0);
     img = slurp(di.dli_fname, &len);
-    has_debug = cap_debugfile_find(img, len, di.dli_fname, dbg, sizeof dbg) == 0;
+    has_debug = ljp__cap_debugfile_find(img, len, di.dli_fname, dbg,
+                                        sizeof dbg) == 0;
     free(img);
   }
   n = resolve(cf, 0);
@@ -391,7 +392,7 @@ START_TEST(stripped_libluajit_keeps_offset_names)
   n = resolve((uint64_t)(uintptr_t)&lua_pcall, 0);
   ck_assert_str_eq(n, "lua_pcall");
   free(n);
-  cap_symbols_free();
+  ljp__cap_symbols_free();
   lua_close(L);
 }
 END_TEST
@@ -403,11 +404,11 @@ START_TEST(libc_names_carry_no_symbol_version)
   void *f = dlsym(RTLD_DEFAULT, "__libc_start_main");
   char *n;
   ck_assert_ptr_nonnull(f);
-  ck_assert_int_eq(cap_symbols_init(), 0);
+  ck_assert_int_eq(ljp__cap_symbols_init(), 0);
   n = resolve((uint64_t)(uintptr_t)f, 0);
   ck_assert_str_eq(n, "__libc_start_main");
   free(n);
-  cap_symbols_free();
+  ljp__cap_symbols_free();
 }
 END_TEST
 
@@ -493,7 +494,7 @@ static lua_State *host_state(void)
 
 static void expect_cname(uint64_t addr, const char *want)
 {
-  const char *got = cap_cnames_get(addr);
+  const char *got = ljp__cap_cnames_get(addr);
   if (!want) {
     ck_assert_msg(got == NULL, "unexpected name %s", got);
     return;
@@ -509,7 +510,7 @@ START_TEST(cfunctions_named_by_lua_path)
   lua_getglobal(L, "print");
   print_cf = (uint64_t)(uintptr_t)lua_tocfunction(L, -1);
   lua_pop(L, 1);
-  ck_assert_int_eq(cap_ids_init(L), 0);
+  ck_assert_int_eq(ljp__cap_ids_init(L), 0);
   expect_cname(CF(l_mymod_crc32), "mymod.crc32");
   expect_cname(CF(l_twice), "mymod.a_name");
   expect_cname(CF(l_sub_hash), "mymod.sub.hash");
@@ -523,11 +524,11 @@ START_TEST(cfunctions_named_by_lua_path)
   /* string.gmatch's iterator: a new builtin closure per call, named by
    * its builtin name through its C body. */
   ck_assert_int_eq(luaL_dostring(L, "return string.gmatch('a b', '%a')"), 0);
-  ck_assert_int_lt(cap_ids_ffid(lua_topointer(L, -1)), 0);
+  ck_assert_int_lt(ljp__cap_ids_ffid(lua_topointer(L, -1)), 0);
   expect_cname((uint64_t)(uintptr_t)lua_tocfunction(L, -1), "string.gmatch_aux");
   lua_pop(L, 1);
   ck_assert_int_eq(lua_gettop(L), 0);
-  cap_ids_free();
+  ljp__cap_ids_free();
   expect_cname(CF(l_mymod_crc32), NULL);
   lua_close(L);
 }
@@ -541,27 +542,27 @@ START_TEST(cfunc_symbol_events_carry_the_lua_name)
   ljp_writer *w;
   ljp_reader *r;
   uint8_t *copy;
-  cap_cnames_set_over_elf(1);
-  ck_assert_int_eq(cap_symbols_init(), 0);
-  ck_assert_int_eq(cap_ids_init(L), 0);
+  ljp__cap_cnames_set_over_elf(1);
+  ck_assert_int_eq(ljp__cap_symbols_init(), 0);
+  ck_assert_int_eq(ljp__cap_ids_init(L), 0);
   /* The ELF name stays what lookups give. */
-  ck_assert_int_eq(cap_symbols_lookup(crc + 3, &s), 1);
+  ck_assert_int_eq(ljp__cap_symbols_lookup(crc + 3, &s), 1);
   ck_assert_ptr_nonnull(s.name);
   ck_assert_str_eq(s.name, "l_mymod_crc32");
   ck_assert_uint_eq(s.start, crc);
   w = stream_new();
   /* The CFUNC frame, and a host frame returning into the function. */
-  ck_assert_int_eq(cap_symbols_emit(w, crc, 0), LJP_OK);
-  ck_assert_int_eq(cap_symbols_emit(w, crc + 6, 1), LJP_OK);
-  ck_assert_int_eq(cap_symbols_emit(w, CF(l_hostlib_fn), 0), LJP_OK);
+  ck_assert_int_eq(ljp__cap_symbols_emit(w, crc, 0), LJP_OK);
+  ck_assert_int_eq(ljp__cap_symbols_emit(w, crc + 6, 1), LJP_OK);
+  ck_assert_int_eq(ljp__cap_symbols_emit(w, CF(l_hostlib_fn), 0), LJP_OK);
   r = stream_read(w, &copy);
   ck_assert_str_eq(name_at(r, crc), "mymod.crc32");
   ck_assert_str_eq(name_at(r, crc + 5), "mymod.crc32");
   ck_assert_str_eq(name_at(r, CF(l_hostlib_fn)), "hostlib.fn");
   ljp_reader_free(r);
   free(copy);
-  cap_ids_free();
-  cap_symbols_free();
+  ljp__cap_ids_free();
+  ljp__cap_symbols_free();
   lua_close(L);
 }
 END_TEST
@@ -578,29 +579,29 @@ START_TEST(lua_names_fill_in_for_stripped_functions)
   uint8_t *copy;
   char want[64];
   unsetenv(CAP_DEBUG_DIR_ENV);
-  ck_assert_int_eq(cap_cnames_over_elf(), 0);
+  ck_assert_int_eq(ljp__cap_cnames_over_elf(), 0);
   /* stripped.alpha = the static function (only its address is used). */
   lua_newtable(L);
   lua_pushcfunction(L, (lua_CFunction)(uintptr_t)alpha);
   lua_setfield(L, -2, "alpha");
   lua_setglobal(L, "stripped");
-  ck_assert_int_eq(cap_symbols_init(), 0);
-  ck_assert_int_eq(cap_ids_init(L), 0);
+  ck_assert_int_eq(ljp__cap_symbols_init(), 0);
+  ck_assert_int_eq(ljp__cap_ids_init(L), 0);
   expect_cname(alpha, "stripped.alpha");
   w = stream_new();
-  ck_assert_int_eq(cap_symbols_emit(w, alpha, 0), LJP_OK);
-  ck_assert_int_eq(cap_symbols_emit(w, crc, 0), LJP_OK);
+  ck_assert_int_eq(ljp__cap_symbols_emit(w, alpha, 0), LJP_OK);
+  ck_assert_int_eq(ljp__cap_symbols_emit(w, crc, 0), LJP_OK);
   /* Again: nothing new to write. */
-  ck_assert_int_eq(cap_symbols_emit(w, alpha, 0), LJP_OK);
-  ck_assert_int_eq(cap_symbols_emit(w, crc, 0), LJP_OK);
+  ck_assert_int_eq(ljp__cap_symbols_emit(w, alpha, 0), LJP_OK);
+  ck_assert_int_eq(ljp__cap_symbols_emit(w, crc, 0), LJP_OK);
   /* A return address inside keeps its object+offset fallback. */
-  ck_assert_int_eq(cap_symbols_emit(w, alpha + 9, 1), LJP_OK);
+  ck_assert_int_eq(ljp__cap_symbols_emit(w, alpha + 9, 1), LJP_OK);
   r = stream_read(w, &copy);
   ck_assert_str_eq(name_at(r, alpha), "stripped.alpha");
   ck_assert_str_eq(name_at(r, crc), "l_mymod_crc32");
   {
     cap_sym s;
-    ck_assert_int_eq(cap_symbols_lookup(alpha, &s), 1);
+    ck_assert_int_eq(ljp__cap_symbols_lookup(alpha, &s), 1);
     snprintf(want, sizeof want, "libnames_dbg_bid.so+0x%" PRIx64,
              alpha + 9 - s.base);
   }
@@ -609,8 +610,8 @@ START_TEST(lua_names_fill_in_for_stripped_functions)
   /* Three symbol events in all: no repeats. */
   ck_assert_uint_eq(count_symbol_events(copy, copy_len), 3);
   free(copy);
-  cap_ids_free();
-  cap_symbols_free();
+  ljp__cap_ids_free();
+  ljp__cap_symbols_free();
   lua_close(L);
   dlclose(h);
 }
@@ -624,11 +625,11 @@ START_TEST(refresh_names_modules_required_later)
   ljp_reader *r;
   uint8_t *copy;
   const ljp_event *ev;
-  cap_cnames_set_over_elf(1);
-  ck_assert_int_eq(cap_symbols_init(), 0);
-  ck_assert_int_eq(cap_ids_init(L), 0);
+  ljp__cap_cnames_set_over_elf(1);
+  ck_assert_int_eq(ljp__cap_symbols_init(), 0);
+  ck_assert_int_eq(ljp__cap_ids_init(L), 0);
   /* Nothing missed yet: no rescan. */
-  ck_assert_int_eq(cap_names_refresh(L), 0);
+  ck_assert_int_eq(ljp__cap_names_refresh(L), 0);
   /* A module appears after start. */
   lua_getglobal(L, "package");
   lua_getfield(L, -1, "loaded");
@@ -639,31 +640,31 @@ START_TEST(refresh_names_modules_required_later)
   lua_pop(L, 2);
   w = stream_new();
   /* First sample: the ELF name, and the miss is noted. */
-  ck_assert_int_eq(cap_symbols_emit(w, late, 0), LJP_OK);
+  ck_assert_int_eq(ljp__cap_symbols_emit(w, late, 0), LJP_OK);
   /* Rate limit: too soon after the start's scan. */
-  ck_assert_int_eq(cap_names_refresh(L), 0);
+  ck_assert_int_eq(ljp__cap_names_refresh(L), 0);
   usleep((CAP_NAMES_REFRESH_MS + 20) * 1000);
-  ck_assert_int_eq(cap_names_refresh(L), 1);
+  ck_assert_int_eq(ljp__cap_names_refresh(L), 1);
   expect_cname(late, "late.go");
   /* No new miss: no rescan, however long ago the last was. */
-  ck_assert_int_eq(cap_names_refresh(L), 0);
+  ck_assert_int_eq(ljp__cap_names_refresh(L), 0);
   /* Misses that no rescan can name (interrupted PCs in stripped code):
    * after a fruitless rescan the wait doubles. */
   usleep((CAP_NAMES_REFRESH_MS + 20) * 1000);
-  cap_cnames_miss(0x1111);
-  ck_assert_int_eq(cap_names_refresh(L), 1);
-  cap_cnames_miss(0x2222);
+  ljp__cap_cnames_miss(0x1111);
+  ck_assert_int_eq(ljp__cap_names_refresh(L), 1);
+  ljp__cap_cnames_miss(0x2222);
   usleep((CAP_NAMES_REFRESH_MS + 20) * 1000);
-  ck_assert_int_eq(cap_names_refresh(L), 0);
+  ck_assert_int_eq(ljp__cap_names_refresh(L), 0);
   usleep((CAP_NAMES_REFRESH_MS + 20) * 1000);
-  ck_assert_int_eq(cap_names_refresh(L), 1);
+  ck_assert_int_eq(ljp__cap_names_refresh(L), 1);
   /* The same address again is no new miss. */
-  cap_cnames_miss(0x2222);
+  ljp__cap_cnames_miss(0x2222);
   usleep((4 * CAP_NAMES_REFRESH_MS + 20) * 1000);
-  ck_assert_int_eq(cap_names_refresh(L), 0);
+  ck_assert_int_eq(ljp__cap_names_refresh(L), 0);
   /* Next sample: written again under the Lua name; then never again. */
-  ck_assert_int_eq(cap_symbols_emit(w, late, 0), LJP_OK);
-  ck_assert_int_eq(cap_symbols_emit(w, late, 0), LJP_OK);
+  ck_assert_int_eq(ljp__cap_symbols_emit(w, late, 0), LJP_OK);
+  ck_assert_int_eq(ljp__cap_symbols_emit(w, late, 0), LJP_OK);
   r = stream_read(w, &copy);
   ck_assert_str_eq(name_at(r, late), "late.go");
   ljp_reader_free(r);
@@ -688,8 +689,8 @@ START_TEST(refresh_names_modules_required_later)
     ljp_reader_free(r);
   }
   free(copy);
-  cap_ids_free();
-  cap_symbols_free();
+  ljp__cap_ids_free();
+  ljp__cap_symbols_free();
   lua_close(L);
 }
 END_TEST
@@ -751,7 +752,7 @@ START_TEST(profile_names_cfunction_by_lua_path)
   lua_setfield(L, -2, "sandwich");
   lua_setglobal(L, "mymod");
   lua_pop(L, 2);
-  cap_cnames_set_over_elf(1);
+  ljp__cap_cnames_set_over_elf(1);
   memset(&o, 0, sizeof o);
   o.mode = LJP_CAPTURE_CALLGRAPH;
   o.interval = 1;
@@ -808,7 +809,7 @@ START_TEST(builtins_are_fast_functions_by_name)
     snprintf(code, sizeof code, "require('%s')", extra[i]);
     ck_assert_msg(luaL_dostring(L, code) == 0, "%s", code);
   }
-  ck_assert_int_eq(cap_ids_init(L), 0);
+  ck_assert_int_eq(ljp__cap_ids_init(L), 0);
   for (i = 0; i < sizeof names / sizeof names[0] + nextra; i++) {
     const char *nm = i < sizeof names / sizeof names[0]
                          ? names[i] : extra[i - sizeof names / sizeof names[0]];
@@ -819,7 +820,7 @@ START_TEST(builtins_are_fast_functions_by_name)
       snprintf(code, sizeof code, "return package.loaded['%s'] or %s", nm, nm);
     ck_assert_int_eq(luaL_dostring(L, code), 0);
     ck_assert_msg(lua_isfunction(L, -1), "%s is no function", nm);
-    ffid = cap_ids_ffid(lua_topointer(L, -1));
+    ffid = ljp__cap_ids_ffid(lua_topointer(L, -1));
     ck_assert_msg(ffid >= 0, "%s not in the builtin map", nm);
     got = ljp_ffname(fl, (unsigned)ffid);
     ck_assert_msg(got && strcmp(got, nm) == 0, "%s: ffid %d is %s", nm,
@@ -828,12 +829,12 @@ START_TEST(builtins_are_fast_functions_by_name)
   }
   /* The iterator ipairs returns lives in no table. */
   ck_assert_int_eq(luaL_dostring(L, "return (ipairs({}))"), 0);
-  ck_assert_str_eq(ljp_ffname(fl, (unsigned)cap_ids_ffid(lua_topointer(L, -1))),
+  ck_assert_str_eq(ljp_ffname(fl, (unsigned)ljp__cap_ids_ffid(lua_topointer(L, -1))),
                    "ipairs_aux");
   lua_pop(L, 1);
-  ck_assert_str_eq(ljp_ffname(fl, (unsigned)cap_ids_wrap_ffid()),
+  ck_assert_str_eq(ljp_ffname(fl, (unsigned)ljp__cap_ids_wrap_ffid()),
                    "coroutine.wrap_aux");
-  cap_ids_free();
+  ljp__cap_ids_free();
   lua_close(L);
 }
 END_TEST
@@ -843,23 +844,23 @@ START_TEST(rescan_adds_builtins_required_later)
   lua_State *L = luaL_newstate();
   ljp_flavor fl = (ljp_flavor)ljp_capture_flavor();
   luaL_openlibs(L);
-  ck_assert_int_eq(cap_ids_init(L), 0);
+  ck_assert_int_eq(ljp__cap_ids_init(L), 0);
   if (fl == LJP_FLAVOR_OPENRESTY) {
     ck_assert_int_eq(luaL_dostring(L, "return require('table.nkeys')"), 0);
-    ck_assert_int_lt(cap_ids_ffid(lua_topointer(L, -1)), 0);
-    ck_assert_int_eq(cap_ids_rescan(L), 0);
-    ck_assert_str_eq(ljp_ffname(fl, (unsigned)cap_ids_ffid(lua_topointer(L, -1))),
+    ck_assert_int_lt(ljp__cap_ids_ffid(lua_topointer(L, -1)), 0);
+    ck_assert_int_eq(ljp__cap_ids_rescan(L), 0);
+    ck_assert_str_eq(ljp_ffname(fl, (unsigned)ljp__cap_ids_ffid(lua_topointer(L, -1))),
                      "table.nkeys");
   } else {
     /* Stock: table.new is a preloaded builtin module. */
     ck_assert_int_eq(luaL_dostring(L, "return require('table.new')"), 0);
-    ck_assert_int_lt(cap_ids_ffid(lua_topointer(L, -1)), 0);
-    ck_assert_int_eq(cap_ids_rescan(L), 0);
-    ck_assert_str_eq(ljp_ffname(fl, (unsigned)cap_ids_ffid(lua_topointer(L, -1))),
+    ck_assert_int_lt(ljp__cap_ids_ffid(lua_topointer(L, -1)), 0);
+    ck_assert_int_eq(ljp__cap_ids_rescan(L), 0);
+    ck_assert_str_eq(ljp_ffname(fl, (unsigned)ljp__cap_ids_ffid(lua_topointer(L, -1))),
                      "table.new");
   }
   lua_pop(L, 1);
-  cap_ids_free();
+  ljp__cap_ids_free();
   lua_close(L);
 }
 END_TEST
@@ -877,19 +878,19 @@ static uint64_t mcode_area(void)
 START_TEST(trace_machine_code_named_as_trace)
 {
   uint64_t a = mcode_area(), lo = a + 0x100, hi = a + 0x400;
-  uint64_t proto = cap_ids_lfunc("@a.lua", 10);
+  uint64_t proto = ljp__cap_ids_lfunc("@a.lua", 10);
   cap_sym s;
   ljp_writer *w;
   ljp_reader *r;
   uint8_t *copy;
   ck_assert_uint_ne(proto, 0);
-  ck_assert_int_eq(cap_symbols_init(), 0);
-  ck_assert_int_eq(cap_symbols_lookup(lo, &s), 0);   /* in no object */
-  ck_assert_int_eq(cap_tracenames_add(7, lo, hi, proto, 12), 0);
+  ck_assert_int_eq(ljp__cap_symbols_init(), 0);
+  ck_assert_int_eq(ljp__cap_symbols_lookup(lo, &s), 0);   /* in no object */
+  ck_assert_int_eq(ljp__cap_tracenames_add(7, lo, hi, proto, 12), 0);
   w = stream_new();
   /* A host frame returning into the trace, and a frame after it. */
-  ck_assert_int_eq(cap_symbols_emit(w, lo + 0x40, 1), LJP_OK);
-  ck_assert_int_eq(cap_symbols_emit(w, hi + 0x10, 1), LJP_OK);
+  ck_assert_int_eq(ljp__cap_symbols_emit(w, lo + 0x40, 1), LJP_OK);
+  ck_assert_int_eq(ljp__cap_symbols_emit(w, hi + 0x10, 1), LJP_OK);
   r = stream_read(w, &copy);
   ck_assert_str_eq(name_at(r, lo), "TRACE [7] @a.lua:12");
   ck_assert_str_eq(name_at(r, lo + 0x3f), "TRACE [7] @a.lua:12");
@@ -902,8 +903,8 @@ START_TEST(trace_machine_code_named_as_trace)
   }
   ljp_reader_free(r);
   free(copy);
-  cap_symbols_free();
-  cap_ids_free();
+  ljp__cap_symbols_free();
+  ljp__cap_ids_free();
   munmap((void *)(uintptr_t)a, 1 << 16);
 }
 END_TEST
@@ -911,26 +912,26 @@ END_TEST
 START_TEST(reused_machine_code_is_renamed)
 {
   uint64_t a = mcode_area(), x = a + 0x800;
-  uint64_t p1 = cap_ids_lfunc("@a.lua", 10), p2 = cap_ids_lfunc("@b.lua", 3);
+  uint64_t p1 = ljp__cap_ids_lfunc("@a.lua", 10), p2 = ljp__cap_ids_lfunc("@b.lua", 3);
   char raw[64];
   ljp_writer *w;
   ljp_reader *r;
   uint8_t *copy;
-  ck_assert_int_eq(cap_symbols_init(), 0);
+  ck_assert_int_eq(ljp__cap_symbols_init(), 0);
   w = stream_new();
   /* A PC met before any trace is known gets its raw address. */
-  ck_assert_int_eq(cap_symbols_emit(w, x, 0), LJP_OK);
+  ck_assert_int_eq(ljp__cap_symbols_emit(w, x, 0), LJP_OK);
   /* Trace 1 covers it: the raw event inside must not shadow the name. */
-  ck_assert_int_eq(cap_tracenames_add(1, x - 0x20, x + 0x40, p1, 11), 0);
-  ck_assert_int_eq(cap_symbols_emit(w, x, 0), LJP_OK);
-  ck_assert_int_eq(cap_symbols_emit(w, x + 8, 1), LJP_OK);
+  ck_assert_int_eq(ljp__cap_tracenames_add(1, x - 0x20, x + 0x40, p1, 11), 0);
+  ck_assert_int_eq(ljp__cap_symbols_emit(w, x, 0), LJP_OK);
+  ck_assert_int_eq(ljp__cap_symbols_emit(w, x + 8, 1), LJP_OK);
   /* After a flush the area is reused: trace 2 at the start of trace 1's
    * code, trace 3 right after it.  3 is met first; 2's end marker must
    * not hide 3's start. */
-  ck_assert_int_eq(cap_tracenames_add(2, x - 0x20, x, p2, 4), 0);
-  ck_assert_int_eq(cap_tracenames_add(3, x, x + 0x30, p2, 5), 0);
-  ck_assert_int_eq(cap_symbols_emit(w, x + 4, 1), LJP_OK);
-  ck_assert_int_eq(cap_symbols_emit(w, x - 0x10, 0), LJP_OK);
+  ck_assert_int_eq(ljp__cap_tracenames_add(2, x - 0x20, x, p2, 4), 0);
+  ck_assert_int_eq(ljp__cap_tracenames_add(3, x, x + 0x30, p2, 5), 0);
+  ck_assert_int_eq(ljp__cap_symbols_emit(w, x + 4, 1), LJP_OK);
+  ck_assert_int_eq(ljp__cap_symbols_emit(w, x - 0x10, 0), LJP_OK);
   r = stream_read(w, &copy);
   ck_assert_str_eq(name_at(r, x - 0x20), "TRACE [2] @b.lua:4");
   ck_assert_str_eq(name_at(r, x - 1), "TRACE [2] @b.lua:4");
@@ -941,26 +942,26 @@ START_TEST(reused_machine_code_is_renamed)
   free(copy);
   /* Trace 1 alone, the first half of that stream: named, raw PC renamed. */
   w = stream_new();
-  cap_symbols_free();
-  ck_assert_int_eq(cap_symbols_init(), 0);
-  ck_assert_int_eq(cap_symbols_emit(w, x, 0), LJP_OK);
+  ljp__cap_symbols_free();
+  ck_assert_int_eq(ljp__cap_symbols_init(), 0);
+  ck_assert_int_eq(ljp__cap_symbols_emit(w, x, 0), LJP_OK);
   r = stream_read(w, &copy);
   snprintf(raw, sizeof raw, "0x%" PRIx64, x);
   ck_assert_str_eq(name_at(r, x), raw);
   ljp_reader_free(r);
   free(copy);
   w = stream_new();
-  ck_assert_int_eq(cap_symbols_emit(w, x, 0), LJP_OK);
-  ck_assert_int_eq(cap_tracenames_add(1, x - 0x20, x + 0x40, p1, 11), 0);
-  ck_assert_int_eq(cap_symbols_emit(w, x - 4, 0), LJP_OK);
+  ck_assert_int_eq(ljp__cap_symbols_emit(w, x, 0), LJP_OK);
+  ck_assert_int_eq(ljp__cap_tracenames_add(1, x - 0x20, x + 0x40, p1, 11), 0);
+  ck_assert_int_eq(ljp__cap_symbols_emit(w, x - 4, 0), LJP_OK);
   r = stream_read(w, &copy);
   ck_assert_str_eq(name_at(r, x - 4), "TRACE [1] @a.lua:11");
   ck_assert_str_eq(name_at(r, x + 4), "TRACE [1] @a.lua:11");
   ck_assert_str_eq(name_at(r, x + 0x40), CAP_MCODE_END_NAME);
   ljp_reader_free(r);
   free(copy);
-  cap_symbols_free();
-  cap_ids_free();
+  ljp__cap_symbols_free();
+  ljp__cap_ids_free();
   munmap((void *)(uintptr_t)a, 1 << 16);
 }
 END_TEST
@@ -1001,10 +1002,10 @@ DEEP(deep_1, deep_2)
 static int l_note_trace(lua_State *L)
 {
   uint64_t lo = (uint64_t)lua_tonumber(L, 2);
-  uint64_t proto = cap_ids_lfunc(lua_tostring(L, 4), (int)lua_tointeger(L, 5));
-  cap_tracenames_add((uint32_t)lua_tointeger(L, 1), lo,
-                     lo + (uint64_t)lua_tointeger(L, 3), proto,
-                     (uint64_t)lua_tointeger(L, 6));
+  uint64_t proto = ljp__cap_ids_lfunc(lua_tostring(L, 4), (int)lua_tointeger(L, 5));
+  ljp__cap_tracenames_add((uint32_t)lua_tointeger(L, 1), lo,
+                          lo + (uint64_t)lua_tointeger(L, 3), proto,
+                          (uint64_t)lua_tointeger(L, 6));
   return 0;
 }
 

@@ -170,8 +170,8 @@ static void on_prof(int sig, siginfo_t *si, void *ucv)
   r.fp = (uint64_t)uc->uc_mcontext.gregs[REG_RBP];
   r.pc_is_return = 0;
   t0 = now_ns();
-  s_n[i] = cap_uw_unwind(&r, r.sp, t_stack_hi, s_frames[i], MAXF,
-                         &s_flags[i]);
+  s_n[i] = ljp__cap_uw_unwind(&r, r.sp, t_stack_hi, s_frames[i], MAXF,
+                              &s_flags[i]);
   t1 = now_ns();
   ns_own[i] = t1 - t0;
   if (s_bench) {
@@ -186,7 +186,7 @@ static void on_prof(int sig, siginfo_t *si, void *ucv)
     _Unwind_Backtrace(gcc_step, &b);
     t1 = now_ns();
     ns_gcc_warm[i] = t1 - t0;
-    cap_uw_unwind(&r, r.sp, t_stack_hi, scratch, MAXF, &fl);
+    ljp__cap_uw_unwind(&r, r.sp, t_stack_hi, scratch, MAXF, &fl);
     ns_own_warm[i] = now_ns() - t1;
   }
 }
@@ -320,9 +320,9 @@ START_TEST(tables_cover_loaded_objects)
   struct timespec a, b;
   load_chain();
   clock_gettime(CLOCK_MONOTONIC, &a);
-  ck_assert_int_eq(cap_uw_init(), 0);
+  ck_assert_int_eq(ljp__cap_uw_init(), 0);
   clock_gettime(CLOCK_MONOTONIC, &b);
-  cap_uw_stats(&nobj, &nrows, &bytes);
+  ljp__cap_uw_stats(&nobj, &nrows, &bytes);
   fprintf(stderr, "tables: %zu objects, %zu rows, %zu bytes, built in "
           "%.1f ms\n", nobj, nrows, bytes,
           (double)(b.tv_sec - a.tv_sec) * 1e3 +
@@ -330,17 +330,17 @@ START_TEST(tables_cover_loaded_objects)
   ck_assert_uint_ge(nobj, 4);   /* exe, libc, ld.so, vdso, the chain... */
   ck_assert_uint_gt(nrows, 1000);
   /* Function ranges are the FDEs', which match the symbols' sizes. */
-  ck_assert(cap_uw_function_range(leaf_range.lo + 1, &lo, &hi));
+  ck_assert(ljp__cap_uw_function_range(leaf_range.lo + 1, &lo, &hi));
   ck_assert_uint_eq(lo, leaf_range.lo);
   ck_assert_uint_eq(hi, leaf_range.hi);
   {
     range pc = sym_range((void *)(uintptr_t)lua_pcall);
-    ck_assert(cap_uw_function_range(pc.hi - 1, &lo, &hi));
+    ck_assert(ljp__cap_uw_function_range(pc.hi - 1, &lo, &hi));
     ck_assert_uint_eq(lo, pc.lo);
     ck_assert_uint_eq(hi, pc.hi);
   }
-  ck_assert(!cap_uw_function_range((uint64_t)(uintptr_t)&nobj, &lo, &hi));
-  cap_uw_free();
+  ck_assert(!ljp__cap_uw_function_range((uint64_t)(uintptr_t)&nobj, &lo, &hi));
+  ljp__cap_uw_free();
 }
 END_TEST
 
@@ -468,7 +468,7 @@ static void synthetic_rows(int with_table)
   seg[0][1] = hdr + sizeof e.b;
   m.seg = (const uint64_t (*)[2])seg;
   m.nseg = 1;
-  ck_assert_int_eq(cap_ehf_rows(&m, hdr, hdr, &rows, &n, &cap), 0);
+  ck_assert_int_eq(ljp__cap_ehf_rows(&m, hdr, hdr, &rows, &n, &cap), 0);
   for (i = 0; i < n && i < sizeof want / sizeof want[0]; i++) {
     ck_assert_msg(rows[i].pc == want[i].pc && rows[i].off == want[i].off &&
                   rows[i].rbp == want[i].rbp && rows[i].kind == want[i].kind,
@@ -493,7 +493,7 @@ static void c_chain_ticks(const char *path, const char *what)
   uint32_t n, i, exact = 0, root = 0;
   load_chain_from(path);
   note_stack();
-  ck_assert_int_eq(cap_uw_init(), 0);
+  ck_assert_int_eq(ljp__cap_uw_init(), 0);
   arm(400);
   t_armed = 1;
   uwt_a(&s_stop, NULL);
@@ -512,7 +512,7 @@ static void c_chain_ticks(const char *path, const char *what)
           median_ns(ns_own, n));
   ck_assert_uint_ge(exact * 100, n * 99);
   ck_assert_uint_ge(root * 100, n * 99);
-  cap_uw_free();
+  ljp__cap_uw_free();
 }
 
 START_TEST(timer_ticks_in_c_chain)
@@ -583,7 +583,7 @@ static void restart_hook(void)
   r.sp = m.sp;
   r.fp = m.fp;
   r.pc_is_return = 1;
-  n = cap_uw_unwind(&r, r.sp, t_stack_hi, f, MAXF, &fl);
+  n = ljp__cap_uw_unwind(&r, r.sp, t_stack_hi, f, MAXF, &fl);
   restart_ok = n >= 6 && f[0] == uwl_ra[0] && f[1] == uwl_ra[1] &&
                f[2] == uwl_ra[2] && f[3] == ra_b && f[4] == ra_a &&
                fl == CAP_UW_ROOT && in_start(f[n - 1]);
@@ -595,10 +595,10 @@ START_TEST(restart_from_return_address)
 {
   load_chain();
   note_stack();
-  ck_assert_int_eq(cap_uw_init(), 0);
+  ck_assert_int_eq(ljp__cap_uw_init(), 0);
   uwt_a(&s_stop, restart_hook);
   ck_assert(restart_ok);
-  cap_uw_free();
+  ljp__cap_uw_free();
 }
 END_TEST
 
@@ -620,7 +620,7 @@ START_TEST(plt_entries)
   uint32_t n, fl, idx;
   cap_uw_regs r;
   load_chain();
-  ck_assert_int_eq(cap_uw_init(), 0);
+  ck_assert_int_eq(ljp__cap_uw_init(), 0);
   uwt_a(&s_stop, noop_hook);
   /* uwl_mid calls the exported uwl_leaf through its PLT entry. */
   code = (const uint8_t *)(uintptr_t)(uwl_ra[0] - 5);
@@ -646,7 +646,7 @@ START_TEST(plt_entries)
   /* At the entry's jmp: the return address on top. */
   r.pc = plt;
   st[0] = uwl_ra[1];
-  n = cap_uw_unwind(&r, r.sp, r.sp + sizeof st, f, 8, &fl);
+  n = ljp__cap_uw_unwind(&r, r.sp, r.sp + sizeof st, f, 8, &fl);
   ck_assert_uint_eq(n, 2);
   ck_assert_uint_eq(f[1], uwl_ra[1]);
   ck_assert(fl == CAP_UW_ROOT || fl == CAP_UW_BADSTACK);
@@ -654,7 +654,7 @@ START_TEST(plt_entries)
   r.pc = plt + 11;
   st[0] = idx;
   st[1] = uwl_ra[1];
-  n = cap_uw_unwind(&r, r.sp, r.sp + sizeof st, f, 8, &fl);
+  n = ljp__cap_uw_unwind(&r, r.sp, r.sp + sizeof st, f, 8, &fl);
   ck_assert_uint_eq(n, 2);
   ck_assert_uint_eq(f[1], uwl_ra[1]);
   ck_assert(fl == CAP_UW_ROOT || fl == CAP_UW_BADSTACK);
@@ -663,11 +663,11 @@ START_TEST(plt_entries)
   st[0] = 12345;
   st[1] = idx;
   st[2] = uwl_ra[1];
-  n = cap_uw_unwind(&r, r.sp, r.sp + sizeof st, f, 8, &fl);
+  n = ljp__cap_uw_unwind(&r, r.sp, r.sp + sizeof st, f, 8, &fl);
   ck_assert_uint_eq(n, 2);
   ck_assert_uint_eq(f[1], uwl_ra[1]);
   ck_assert(fl == CAP_UW_ROOT || fl == CAP_UW_BADSTACK);
-  cap_uw_free();
+  ljp__cap_uw_free();
 }
 END_TEST
 
@@ -692,7 +692,7 @@ START_TEST(thread_reaches_clone)
   pthread_t t;
   uint32_t n, i, ok = 0;
   load_chain();
-  ck_assert_int_eq(cap_uw_init(), 0);
+  ck_assert_int_eq(ljp__cap_uw_init(), 0);
   arm(300);
   ck_assert_int_eq(pthread_create(&t, NULL, thread_main, NULL), 0);
   ck_assert_int_eq(pthread_join(t, NULL), 0);
@@ -714,7 +714,7 @@ START_TEST(thread_reaches_clone)
   }
   fprintf(stderr, "thread: %u ticks, %u reach clone exactly\n", n, ok);
   ck_assert_uint_ge(ok * 100, n * 99);
-  cap_uw_free();
+  ljp__cap_uw_free();
 }
 END_TEST
 
@@ -734,25 +734,25 @@ START_TEST(dlopen_after_build_is_stale_then_refreshed)
   uint32_t fl, n;
   cap_uw_regs r;
   note_stack();
-  ck_assert_int_eq(cap_uw_init(), 0);
-  cap_uw_stats(&o1, &r1, &by);
+  ck_assert_int_eq(ljp__cap_uw_init(), 0);
+  ljp__cap_uw_stats(&o1, &r1, &by);
   /* An unknown PC while nothing new is loaded: not stale. */
   r.pc = (uint64_t)(uintptr_t)&heap_pc[1];
   r.sp = (uint64_t)(uintptr_t)heap_pc;
   r.fp = 0;
   r.pc_is_return = 0;
-  n = cap_uw_unwind(&r, r.sp, t_stack_hi, heap_pc, MAXF, &fl);
+  n = ljp__cap_uw_unwind(&r, r.sp, t_stack_hi, heap_pc, MAXF, &fl);
   ck_assert_uint_eq(n, 1);
   ck_assert_uint_eq(fl, CAP_UW_NOINFO);
   /* Nothing changed: refresh is cheap. */
   clock_gettime(CLOCK_MONOTONIC, &a);
   for (k = 0; k < 1000; k++)
-    ck_assert_int_eq(cap_uw_refresh(), 0);
+    ck_assert_int_eq(ljp__cap_uw_refresh(), 0);
   clock_gettime(CLOCK_MONOTONIC, &b);
   fprintf(stderr, "refresh without change: %.0f ns\n",
           ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) /
               1000);
-  cap_uw_stats(&o2, &r2, &by);
+  ljp__cap_uw_stats(&o2, &r2, &by);
   ck_assert_uint_eq(o2, o1);
 
   load_chain();
@@ -768,8 +768,8 @@ START_TEST(dlopen_after_build_is_stale_then_refreshed)
   /* It stops at the first frame in the new object: the leaf. */
   ck_assert(in_range(leaf_range, s_frames[0][s_n[0] - 1] - 1));
 
-  ck_assert_int_eq(cap_uw_refresh(), 0);
-  cap_uw_stats(&o2, &r2, &by);
+  ck_assert_int_eq(ljp__cap_uw_refresh(), 0);
+  ljp__cap_uw_stats(&o2, &r2, &by);
   ck_assert_uint_eq(o2, o1 + 1);
   ck_assert_uint_gt(r2, r1);
   install(1000000);
@@ -781,7 +781,7 @@ START_TEST(dlopen_after_build_is_stale_then_refreshed)
   if (!chain_exact(s_frames[0], s_n[0], s_flags[0], 1))
     dump("after refresh", s_frames[0], s_n[0], s_flags[0]);
   ck_assert(chain_exact(s_frames[0], s_n[0], s_flags[0], 1));
-  cap_uw_free();
+  ljp__cap_uw_free();
 }
 END_TEST
 
@@ -823,19 +823,19 @@ START_TEST(rebuild_while_unwinding)
   size_t o1, o2, r, by;
   int k;
   note_stack();
-  ck_assert_int_eq(cap_uw_init(), 0);
-  cap_uw_stats(&o1, &r, &by);
+  ck_assert_int_eq(ljp__cap_uw_init(), 0);
+  ljp__cap_uw_stats(&o1, &r, &by);
   arm(MAXS);
   ck_assert_int_eq(pthread_create(&t, NULL, bg_main, NULL), 0);
   for (k = 0; k < 20000 && atomic_load(&s_count) < 200; k++) {
     void *h = dlopen(UNWIND_CHAIN_SO, RTLD_NOW);
     ck_assert_ptr_nonnull(h);
-    ck_assert_int_eq(cap_uw_refresh(), 0);
-    cap_uw_stats(&o2, &r, &by);
+    ck_assert_int_eq(ljp__cap_uw_refresh(), 0);
+    ljp__cap_uw_stats(&o2, &r, &by);
     ck_assert_uint_eq(o2, o1 + 1);
     ck_assert_int_eq(dlclose(h), 0);
-    ck_assert_int_eq(cap_uw_refresh(), 0);
-    cap_uw_stats(&o2, &r, &by);
+    ck_assert_int_eq(ljp__cap_uw_refresh(), 0);
+    ljp__cap_uw_stats(&o2, &r, &by);
     ck_assert_uint_eq(o2, o1);
   }
   bg_stop = 1;
@@ -847,7 +847,7 @@ START_TEST(rebuild_while_unwinding)
           2 * k, n, root);
   ck_assert_uint_ge(n, 100);
   ck_assert_uint_ge(root * 100, n * 95);
-  cap_uw_free();
+  ljp__cap_uw_free();
 }
 END_TEST
 
@@ -869,7 +869,7 @@ START_TEST(unloaded_object_code_not_read)
   ck_assert(outer && ra);
   outer(&s_stop, noop_hook);
   old_ra = ra[0];
-  ck_assert_int_eq(cap_uw_init(), 0);
+  ck_assert_int_eq(ljp__cap_uw_init(), 0);
   ck_assert_int_eq(dlclose(h), 0);
   ck_assert_int_eq(dladdr((void *)(uintptr_t)old_ra, &di), 0);
   /* bg_spin's entry: its return address on top is garbage, so the search
@@ -881,11 +881,11 @@ START_TEST(unloaded_object_code_not_read)
   r.sp = (uint64_t)(uintptr_t)st;
   r.fp = 0;
   r.pc_is_return = 0;
-  n = cap_uw_unwind(&r, r.sp, r.sp + sizeof st, f, 8, &fl);
+  n = ljp__cap_uw_unwind(&r, r.sp, r.sp + sizeof st, f, 8, &fl);
   ck_assert_uint_eq(n, 2);
   ck_assert_uint_eq(f[1], 0x1234);
   ck_assert_uint_eq(fl, CAP_UW_NOINFO);
-  cap_uw_free();
+  ljp__cap_uw_free();
 }
 END_TEST
 
@@ -976,7 +976,7 @@ static int c_cframe(lua_State *L)
   r.sp = cf + 80;
   r.fp = *(const uint64_t *)(uintptr_t)(cf + 64);
   r.pc_is_return = 1;
-  n = cap_uw_unwind(&r, r.sp, t_stack_hi, f, MAXF, &fl);
+  n = ljp__cap_uw_unwind(&r, r.sp, t_stack_hi, f, MAXF, &fl);
   for (j = 1; j < n; j++) {
     host |= f[j] == host_ra;
     mn |= host && f[j] == main_ra;
@@ -992,37 +992,37 @@ START_TEST(restart_from_lua_cframe)
 {
   lua_State *L = luaL_newstate();
   note_stack();
-  ck_assert_int_eq(cap_uw_init(), 0);
+  ck_assert_int_eq(ljp__cap_uw_init(), 0);
   luaL_openlibs(L);
   lua_register(L, "cframe", c_cframe);
   pcall_range = sym_range((void *)(uintptr_t)lua_pcall);
   lua_host(L, "local function f() cframe() end f()");
   lua_close(L);
   ck_assert(cframe_ok);
-  cap_uw_free();
+  ljp__cap_uw_free();
 }
 END_TEST
 
 START_TEST(lua_c_function_reaches_main)
 {
   note_stack();
-  ck_assert_int_eq(cap_uw_init(), 0);
+  ck_assert_int_eq(ljp__cap_uw_init(), 0);
   ck_assert_double_ge(lua_run("jit.off() repeat until burn()", "Lua->C"),
                       95.0);
-  cap_uw_free();
+  ljp__cap_uw_free();
 }
 END_TEST
 
 START_TEST(lua_interpreter_reaches_main)
 {
   note_stack();
-  ck_assert_int_eq(cap_uw_init(), 0);
+  ck_assert_int_eq(ljp__cap_uw_init(), 0);
   ck_assert_double_ge(
       lua_run("jit.off() local x = 0 repeat for i = 1, 100000 do "
               "x = (x + i * 7) % 1000003 end until stopped()",
               "interpreter"),
       95.0);
-  cap_uw_free();
+  ljp__cap_uw_free();
 }
 END_TEST
 
@@ -1070,7 +1070,7 @@ START_TEST(garbage_never_faults_or_loops)
   dl_iterate_phdr(pick_text, &t);
   ck_assert_int_gt(t.n, 2);
   note_stack();
-  ck_assert_int_eq(cap_uw_init(), 0);
+  ck_assert_int_eq(ljp__cap_uw_init(), 0);
   here = (uint64_t)(uintptr_t)&here;
   for (it = 0; it < 200000; it++) {
     cap_uw_regs r;
@@ -1100,7 +1100,7 @@ START_TEST(garbage_never_faults_or_loops)
       r.sp = lo + rnd() % sizeof forged;
     }
     r.fp = rnd() & 1 ? lo + rnd() % (hi - lo) : rnd();
-    n = cap_uw_unwind(&r, lo, hi, f, 64, &fl);
+    n = ljp__cap_uw_unwind(&r, lo, hi, f, 64, &fl);
     ck_assert_uint_ge(n, 1);
     ck_assert_uint_le(n, 64);
     ck_assert_uint_le(n, (hi - lo) / 8 + 1);
@@ -1111,7 +1111,7 @@ START_TEST(garbage_never_faults_or_loops)
   }
   /* Almost all of that garbage ends at a check, not at a root. */
   ck_assert_uint_gt(flagged, 100000);
-  cap_uw_free();
+  ljp__cap_uw_free();
 }
 END_TEST
 
@@ -1151,7 +1151,7 @@ START_TEST(bench_versus_libgcc)
   gcc_bt warm = {g_frames[0], 0};
   load_chain();
   note_stack();
-  ck_assert_int_eq(cap_uw_init(), 0);
+  ck_assert_int_eq(ljp__cap_uw_init(), 0);
   _Unwind_Backtrace(gcc_step, &warm);
   s_bench = 1;
   arm(300);
@@ -1173,7 +1173,7 @@ START_TEST(bench_versus_libgcc)
     versus_gcc("Lua->C", n);
   }
   s_bench = 0;
-  cap_uw_free();
+  ljp__cap_uw_free();
 }
 END_TEST
 

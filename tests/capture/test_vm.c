@@ -65,7 +65,7 @@ static void on_prof(int sig, siginfo_t *si, void *uc)
     s->faulted = 0;
     guarded = 1;
     if (sigsetjmp(guard, 1) == 0) {
-      s->n = cap_vm_walk(&vm, uc, &s->info, s->fr, MAXF);
+      s->n = ljp__cap_vm_walk(&vm, uc, &s->info, s->fr, MAXF);
     } else {
       s->faulted = 1;
       s->n = s->info.nframes;
@@ -132,7 +132,7 @@ static lua_State *new_state(void)
   ck_assert_ptr_nonnull(L);
   luaL_openlibs(L);
   lua_register(L, "cburn", cburn);
-  if (cap_vm_probe(L, &vm, err, sizeof err) != 0)
+  if (ljp__cap_vm_probe(L, &vm, err, sizeof err) != 0)
     ck_abort_msg("probe failed: %s", err);
   /* Protos and chunk names are read after the run: keep them. */
   lua_gc(L, LUA_GCSTOP, 0);
@@ -181,7 +181,7 @@ typedef struct want {
 static int chunk_is(const cap_vm_frame *f, const char *name)
 {
   size_t len;
-  const char *s = cap_vm_str(&vm, f->chunk, 256, &len);
+  const char *s = ljp__cap_vm_str(&vm, f->chunk, 256, &len);
   return s && len == strlen(name) && memcmp(s, name, len) == 0;
 }
 
@@ -268,13 +268,13 @@ START_TEST(probe_detects_build)
 }
 END_TEST
 
-/* reprobe(): cap_vm_probe from Lua code (a module's situation); returns
+/* reprobe(): ljp__cap_vm_probe from Lua code (a module's situation); returns
  * true or false and the message. */
 static int reprobe(lua_State *L)
 {
   cap_vm again;
   char err[256];
-  int r = cap_vm_probe(L, &again, err, sizeof err);
+  int r = ljp__cap_vm_probe(L, &again, err, sizeof err);
   lua_pushboolean(L, r == 0 && again.ok && again.g == vm.g &&
                      again.interp_lo == vm.interp_lo);
   lua_pushstring(L, err);
@@ -300,41 +300,41 @@ START_TEST(walk_outside_lua_reads_nothing)
   cap_vm_frame fr[4];
   cap_vm_info info;
   cap_vm none;
-  ck_assert_uint_eq(cap_vm_walk(&vm, NULL, &info, fr, 4), 0);
+  ck_assert_uint_eq(ljp__cap_vm_walk(&vm, NULL, &info, fr, 4), 0);
   ck_assert_uint_eq(info.status, CAP_VMS_NOLUA);
   ck_assert_uint_eq(info.L, (uint64_t)(uintptr_t)L);
   memset(&none, 0, sizeof none);
-  ck_assert_uint_eq(cap_vm_walk(&none, NULL, &info, fr, 4), 0);
+  ck_assert_uint_eq(ljp__cap_vm_walk(&none, NULL, &info, fr, 4), 0);
   ck_assert_uint_eq(info.status, CAP_VMS_NOLUA);
   lua_close(L);
 }
 END_TEST
 
 /* vmstr(): the chunk name of the calling Lua function, through the walk
- * and cap_vm_str, bounded at 4 bytes and in full. */
+ * and ljp__cap_vm_str, bounded at 4 bytes and in full. */
 static int vmstr(lua_State *L)
 {
   cap_vm_frame fr[8];
   cap_vm_info info;
   size_t len;
   const char *s;
-  uint32_t n = cap_vm_walk(&vm, NULL, &info, fr, 8);
+  uint32_t n = ljp__cap_vm_walk(&vm, NULL, &info, fr, 8);
   ck_assert_uint_ge(n, 2);
   ck_assert_uint_eq(info.nframes, n);
   ck_assert_int_eq(fr[1].kind, CAP_VMF_LUA);
-  s = cap_vm_str(&vm, fr[1].chunk, 4, &len);
+  s = ljp__cap_vm_str(&vm, fr[1].chunk, 4, &len);
   ck_assert_ptr_nonnull(s);
   ck_assert_uint_eq(len, 4);
   ck_assert_int_eq(memcmp(s, "=str", 4), 0);
-  s = cap_vm_str(&vm, fr[1].chunk, 100, &len);
+  s = ljp__cap_vm_str(&vm, fr[1].chunk, 100, &len);
   ck_assert_uint_eq(len, strlen("=strchunk"));
   ck_assert_int_eq(memcmp(s, "=strchunk", len), 0);
   /* A table is no string. */
   lua_newtable(L);
-  ck_assert_ptr_null(cap_vm_str(&vm, (uint64_t)(uintptr_t)lua_topointer(L, -1),
-                                100, &len));
+  ck_assert_ptr_null(ljp__cap_vm_str(&vm, (uint64_t)(uintptr_t)lua_topointer(L, -1),
+                                     100, &len));
   /* A walk cut at two frames says so. */
-  ck_assert_uint_eq(cap_vm_walk(&vm, NULL, &info, fr, 2), 2);
+  ck_assert_uint_eq(ljp__cap_vm_walk(&vm, NULL, &info, fr, 2), 2);
   ck_assert_uint_eq(info.status, CAP_VMS_TRUNCATED);
   return 0;
 }
@@ -393,7 +393,7 @@ static uint32_t fake_walk(const cap_vm *fv, cap_vm_info *info, cap_vm_frame *fr,
   *faulted = 0;
   guarded = 1;
   if (sigsetjmp(guard, 1) == 0) {
-    n = cap_vm_walk(fv, NULL, info, fr, MAXF);
+    n = ljp__cap_vm_walk(fv, NULL, info, fr, MAXF);
   } else {
     *faulted = 1;
     n = info->nframes;
@@ -683,7 +683,7 @@ static int walkhere(lua_State *L)
 {
   (void)L;
   if (here_n == 0)
-    here_n = cap_vm_walk(&vm, NULL, &here_info, here_fr, MAXF);
+    here_n = ljp__cap_vm_walk(&vm, NULL, &here_info, here_fr, MAXF);
   return 0;
 }
 
@@ -738,7 +738,7 @@ static int walkcost(lua_State *L)
   int i;
   clock_gettime(CLOCK_MONOTONIC, &a);
   for (i = 0; i < 100000; i++)
-    n += cap_vm_walk(&vm, NULL, &info, fr, MAXF);
+    n += ljp__cap_vm_walk(&vm, NULL, &info, fr, MAXF);
   clock_gettime(CLOCK_MONOTONIC, &b);
   lua_pushnumber(L, ((double)(b.tv_sec - a.tv_sec) * 1e9 +
                      (double)(b.tv_nsec - a.tv_nsec)) / 100000.0);
