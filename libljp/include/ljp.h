@@ -55,8 +55,18 @@ extern "C" {
 #define LJP_VERSION_PATCH 0
 #define LJP_VERSION_STRING "0.1.0"
 
+/* Marks the functions of the public API: the shared library is built with
+ * hidden visibility, so exactly these are its exports. */
+#ifndef LJP_API
+#if defined(__GNUC__)
+#define LJP_API __attribute__((visibility("default")))
+#else
+#define LJP_API
+#endif
+#endif
+
 /* Returns LJP_VERSION_STRING of the library actually linked. */
-const char *ljp_version(void);
+LJP_API const char *ljp_version(void);
 
 /* ------------------------------------------------------------------------ */
 /* Status codes                                                             */
@@ -76,7 +86,7 @@ typedef enum ljp_status {
 } ljp_status;
 
 /* A short static description of a status ("truncated input", ...). */
-const char *ljp_status_name(ljp_status st);
+LJP_API const char *ljp_status_name(ljp_status st);
 
 /* ------------------------------------------------------------------------ */
 /* Enumerations shared by the reader and the writer                        */
@@ -113,7 +123,7 @@ typedef enum ljp_timer {
 } ljp_timer;
 
 /* "unknown", "process-cpu", "thread-cpu", "wall"; "?" out of range. */
-const char *ljp_timer_name(ljp_timer timer);
+LJP_API const char *ljp_timer_name(ljp_timer timer);
 
 /* Sample flags of x1 streams (ljp_sample.flags, ljp_sample_x1.flags). */
 #define LJP_SAMPLE_LUA_INCOMPLETE 1u   /* the Lua frame chain was cut (caught
@@ -131,7 +141,7 @@ enum {
 };
 
 /* "INTERP", "LFUNC", ... "TRACE"; "?" out of range. */
-const char *ljp_vmstate_name(int vmstate);
+LJP_API const char *ljp_vmstate_name(int vmstate);
 
 /* Symbol table entry kinds. */
 typedef enum ljp_symbol_kind {
@@ -156,8 +166,8 @@ typedef enum ljp_source {
 } ljp_source;
 
 /* "INTERNAL", "LFUNC", "CFUNC", "TRACE" / "ALLOC", "FREE", "REALLOC". */
-const char *ljp_source_name(ljp_source src);
-const char *ljp_mem_kind_name(ljp_mem_kind kind);
+LJP_API const char *ljp_source_name(ljp_source src);
+LJP_API const char *ljp_mem_kind_name(ljp_mem_kind kind);
 
 /* ------------------------------------------------------------------------ */
 /* Symbols                                                                  */
@@ -188,7 +198,7 @@ typedef struct ljp_symbol {
  * chunk is single-line or no event has used it yet: like the reference
  * parser, the reader numbers aliases 1, 2, ... in the order events first
  * use them.  Symbols sharing a chunk text share the alias. */
-unsigned ljp_symbol_alias(const ljp_symbol *sym);
+LJP_API unsigned ljp_symbol_alias(const ljp_symbol *sym);
 
 /* ------------------------------------------------------------------------ */
 /* Frames                                                                   */
@@ -248,20 +258,20 @@ typedef enum ljp_name_style {
  * the fast-function table (LJP_NAME_REFERENCE always uses Tarantool's).
  * Unknown fast functions print as "ffunc#<id>" (REFERENCE: empty string, the
  * reference parser drops them).  Multi-line chunk names print as their alias. */
-size_t ljp_frame_name(const ljp_frame *f, ljp_name_style style,
-                      ljp_flavor flavor, char *buf, size_t cap);
+LJP_API size_t ljp_frame_name(const ljp_frame *f, ljp_name_style style,
+                              ljp_flavor flavor, char *buf, size_t cap);
 
 /* Function names read from Lua sources (see "Source names" below); NULL
  * for none.  Same as ljp_frame_name, except that a Lua frame whose
  * function src can name prints as "risk_score @service.lua:196" (the name,
  * a space, then the default name).  The reference style never uses src. */
 typedef struct ljp_srcnames ljp_srcnames;
-size_t ljp_frame_name_src(const ljp_frame *f, ljp_name_style style,
-                          ljp_flavor flavor, ljp_srcnames *src, char *buf,
-                          size_t cap);
+LJP_API size_t ljp_frame_name_src(const ljp_frame *f, ljp_name_style style,
+                                  ljp_flavor flavor, ljp_srcnames *src,
+                                  char *buf, size_t cap);
 
 /* The fast-function name of ffid in flavor's default build, or NULL. */
-const char *ljp_ffname(ljp_flavor flavor, unsigned ffid);
+LJP_API const char *ljp_ffname(ljp_flavor flavor, unsigned ffid);
 
 /* ------------------------------------------------------------------------ */
 /* Events                                                                   */
@@ -346,52 +356,53 @@ typedef struct ljp_limits {
 } ljp_limits;
 
 /* Allocates a reader.  NULL only when out of memory. */
-ljp_reader *ljp_reader_new(void);
-void ljp_reader_free(ljp_reader *r);
+LJP_API ljp_reader *ljp_reader_new(void);
+LJP_API void ljp_reader_free(ljp_reader *r);
 
 /* Options; call before opening. */
-ljp_status ljp_reader_set_limits(ljp_reader *r, const ljp_limits *lim);
-ljp_status ljp_reader_set_flavor(ljp_reader *r, ljp_flavor flavor);
+LJP_API ljp_status ljp_reader_set_limits(ljp_reader *r, const ljp_limits *lim);
+LJP_API ljp_status ljp_reader_set_flavor(ljp_reader *r, ljp_flavor flavor);
 
 /* Open the input.  A path is mapped into memory (or read, where mapping is
  * impossible); a buffer is used in place and must outlive the reader; a
  * descriptor (pipe, stdin) is read in pieces and never needs to be seekable
  * (the reader does not close it).  Failure to open returns LJP_E_IO with the
  * message set; the reader can then only be freed. */
-ljp_status ljp_reader_open_path(ljp_reader *r, const char *path);
-ljp_status ljp_reader_open_memory(ljp_reader *r, const void *buf, size_t len);
-ljp_status ljp_reader_open_fd(ljp_reader *r, int fd);
+LJP_API ljp_status ljp_reader_open_path(ljp_reader *r, const char *path);
+LJP_API ljp_status ljp_reader_open_memory(ljp_reader *r, const void *buf,
+                                          size_t len);
+LJP_API ljp_status ljp_reader_open_fd(ljp_reader *r, int fd);
 
 /* Decodes the next event.  Returns LJP_OK and sets *ev, LJP_END after the
  * event-stream epilogue, or an error.  Errors are sticky: later calls return
  * the same status.  Trailing bytes after the epilogue are LJP_E_MALFORMED. */
-ljp_status ljp_reader_next(ljp_reader *r, const ljp_event **ev);
+LJP_API ljp_status ljp_reader_next(ljp_reader *r, const ljp_event **ev);
 
 /* The sticky status and its message ("offset 1234: truncated ULEB128 in host
  * stack"); LJP_OK and "" while no error, also after LJP_END.  The offset of the fault (the byte where the
  * offending record or field starts). */
-ljp_status ljp_reader_status(const ljp_reader *r);
-const char *ljp_reader_error(const ljp_reader *r);
-uint64_t ljp_reader_error_offset(const ljp_reader *r);
+LJP_API ljp_status ljp_reader_status(const ljp_reader *r);
+LJP_API const char *ljp_reader_error(const ljp_reader *r);
+LJP_API uint64_t ljp_reader_error_offset(const ljp_reader *r);
 
 /* Stream facts, known once the corresponding prologue was returned. */
-ljp_kind ljp_reader_kind(const ljp_reader *r);
-unsigned ljp_reader_ljs_version(const ljp_reader *r);   /* 0 unknown */
+LJP_API ljp_kind ljp_reader_kind(const ljp_reader *r);
+LJP_API unsigned ljp_reader_ljs_version(const ljp_reader *r); /* 0 unknown */
 /* The ljm or ljp version; LJP_LJP_VERSION_X1 (0x81) for ljp x1. */
-unsigned ljp_reader_event_version(const ljp_reader *r);
+LJP_API unsigned ljp_reader_event_version(const ljp_reader *r);
 /* For ljs 2: 'a' (traces carry mcode) or 'b'; 0 otherwise. */
-int ljp_reader_ljs_layout(const ljp_reader *r);
-ljp_flavor ljp_reader_flavor(const ljp_reader *r);
+LJP_API int ljp_reader_ljs_layout(const ljp_reader *r);
+LJP_API ljp_flavor ljp_reader_flavor(const ljp_reader *r);
 /* x1 streams: the prologue's timer and interval (UNKNOWN / 0 otherwise). */
-ljp_timer ljp_reader_timer(const ljp_reader *r);
-uint64_t ljp_reader_interval_ns(const ljp_reader *r);
+LJP_API ljp_timer ljp_reader_timer(const ljp_reader *r);
+LJP_API uint64_t ljp_reader_interval_ns(const ljp_reader *r);
 /* x1 streams: time_ns of the last sample returned (the capture's length so
  * far); 0 otherwise. */
-uint64_t ljp_reader_time_ns(const ljp_reader *r);
+LJP_API uint64_t ljp_reader_time_ns(const ljp_reader *r);
 /* 1 once the event-stream epilogue was read. */
-int ljp_reader_complete(const ljp_reader *r);
+LJP_API int ljp_reader_complete(const ljp_reader *r);
 /* Bytes consumed so far (offset of the next record). */
-uint64_t ljp_reader_offset(const ljp_reader *r);
+LJP_API uint64_t ljp_reader_offset(const ljp_reader *r);
 
 /* Counters of everything returned so far. */
 typedef struct ljp_counters {
@@ -411,30 +422,33 @@ typedef struct ljp_counters {
   uint64_t max_coro;                /* x1: the highest coroutine id seen */
 } ljp_counters;
 
-const ljp_counters *ljp_reader_counters(const ljp_reader *r);
+LJP_API const ljp_counters *ljp_reader_counters(const ljp_reader *r);
 
 /* A number that changes whenever the symbol table changes (a new or a
  * shadowing definition; not an exact repeat).  Two records with the same
  * bytes read at the same epoch resolve to the same symbols, which lets
  * consumers cache per record. */
-uint64_t ljp_reader_symbol_epoch(const ljp_reader *r);
+LJP_API uint64_t ljp_reader_symbol_epoch(const ljp_reader *r);
 /* For the sample just read: a non-zero token when its stacks are ones the
  * reader recognised from an earlier record by their bytes and that still
  * resolve to the same symbols (then every sample with that token has the
  * same resolved Lua and host stacks); 0 otherwise.  Unlike the symbol
  * epoch it survives definitions that do not touch the stack (a new trace,
  * a new prototype elsewhere), so consumers can cache per token. */
-uint64_t ljp_reader_stack_token(const ljp_reader *r);
+LJP_API uint64_t ljp_reader_stack_token(const ljp_reader *r);
 
 /* Lookups in the symbol table as it stands now (NULL: unknown). */
-const ljp_symbol *ljp_reader_lookup_proto(const ljp_reader *r, uint64_t addr);
-const ljp_symbol *ljp_reader_lookup_trace(const ljp_reader *r, uint64_t traceno);
+LJP_API const ljp_symbol *ljp_reader_lookup_proto(const ljp_reader *r,
+                                                  uint64_t addr);
+LJP_API const ljp_symbol *ljp_reader_lookup_trace(const ljp_reader *r,
+                                                  uint64_t traceno);
 /* The C symbol with the greatest address <= addr (the reference's AVL floor). */
-const ljp_symbol *ljp_reader_lookup_cfunc(const ljp_reader *r, uint64_t addr);
+LJP_API const ljp_symbol *ljp_reader_lookup_cfunc(const ljp_reader *r,
+                                                  uint64_t addr);
 
 /* Aliases of multi-line chunk names, k = 1..count, in order of first use. */
-unsigned ljp_reader_alias_count(const ljp_reader *r);
-const ljp_symbol *ljp_reader_alias(const ljp_reader *r, unsigned k);
+LJP_API unsigned ljp_reader_alias_count(const ljp_reader *r);
+LJP_API const ljp_symbol *ljp_reader_alias(const ljp_reader *r, unsigned k);
 
 /* ------------------------------------------------------------------------ */
 /* Stacks: turning a sample into the frames a user reads                   */
@@ -501,12 +515,13 @@ typedef struct ljp_stack_options {
  * stack flagged cut): the segments follow the innermost entries.
  * The frames point into the sample or its reader (marks: static storage):
  * same lifetime as the event. */
-size_t ljp_sample_stack_ex(const ljp_sample *s, const ljp_stack_options *o,
-                           ljp_frame *out, size_t cap);
+LJP_API size_t ljp_sample_stack_ex(const ljp_sample *s,
+                                   const ljp_stack_options *o, ljp_frame *out,
+                                   size_t cap);
 
 /* ljp_sample_stack_ex with {view, LJP_TRACES_UNDER}. */
-size_t ljp_sample_stack(const ljp_sample *s, ljp_stack_view view,
-                        ljp_frame *out, size_t cap);
+LJP_API size_t ljp_sample_stack(const ljp_sample *s, ljp_stack_view view,
+                                ljp_frame *out, size_t cap);
 
 /* 1 when the host stack of s does not reach its thread's root frame: an
  * x1 sample flagged LJP_SAMPLE_HOST_INCOMPLETE (even with no host frame),
@@ -515,7 +530,7 @@ size_t ljp_sample_stack(const ljp_sample *s, ljp_stack_view view,
  * start_thread, clone, clone3, __clone, thread_start) — how ljp 1 and 2
  * streams, and x1 leaf-mode captures (the PC alone, flag clear), are
  * judged.  An empty host stack without the flag is not incomplete. */
-int ljp_sample_host_incomplete(const ljp_sample *s);
+LJP_API int ljp_sample_host_incomplete(const ljp_sample *s);
 
 /* ------------------------------------------------------------------------ */
 /* Source names: naming Lua functions from their source                    */
@@ -544,17 +559,18 @@ int ljp_sample_host_incomplete(const ljp_sample *s);
  * past its end give no name: the frame keeps "@chunk:line".  Names depend
  * only on the files' contents: deterministic.
  * One thread per resolver at a time (lookups fill its cache). */
-ljp_srcnames *ljp_srcnames_new(void);
-void ljp_srcnames_free(ljp_srcnames *s);
+LJP_API ljp_srcnames *ljp_srcnames_new(void);
+LJP_API void ljp_srcnames_free(ljp_srcnames *s);
 /* Adds a directory that relative chunk paths are tried under (copied). */
-ljp_status ljp_srcnames_add_dir(ljp_srcnames *s, const char *dir);
+LJP_API ljp_status ljp_srcnames_add_dir(ljp_srcnames *s, const char *dir);
 /* The name of the function defined at line of chunk (len bytes, with its
  * '@'), or NULL.  The string lives until s is freed. */
-const char *ljp_srcnames_lookup(ljp_srcnames *s, const char *chunk,
-                                size_t len, uint64_t line);
+LJP_API const char *ljp_srcnames_lookup(ljp_srcnames *s, const char *chunk,
+                                        size_t len, uint64_t line);
 /* Source files read so far and how many of them could be opened
  * (diagnostics: "--source-dir may be missing"). */
-void ljp_srcnames_stats(const ljp_srcnames *s, size_t *tried, size_t *found);
+LJP_API void ljp_srcnames_stats(const ljp_srcnames *s, size_t *tried,
+                                size_t *found);
 
 /* ------------------------------------------------------------------------ */
 /* Call tree                                                                */
@@ -574,56 +590,56 @@ typedef enum ljp_class {
 typedef struct ljp_tree ljp_tree;
 
 /* Node 0 is the root (no frame).  Ids are dense: 1..ljp_tree_node_count()-1. */
-ljp_tree *ljp_tree_new(void);
-void ljp_tree_free(ljp_tree *t);
+LJP_API ljp_tree *ljp_tree_new(void);
+LJP_API void ljp_tree_free(ljp_tree *t);
 
 /* Interns a frame name (any bytes, len given) with its class; returns a
  * frame id > 0, or 0 when out of memory.  The same (name, class) gives the
  * same id. */
-uint32_t ljp_tree_intern(ljp_tree *t, const char *name, size_t len,
-                         ljp_class cls);
-const char *ljp_tree_frame_name(const ljp_tree *t, uint32_t frame,
-                                size_t *len);
-ljp_class ljp_tree_frame_class(const ljp_tree *t, uint32_t frame);
-uint32_t ljp_tree_frame_count(const ljp_tree *t); /* ids are 1..count */
+LJP_API uint32_t ljp_tree_intern(ljp_tree *t, const char *name, size_t len,
+                                 ljp_class cls);
+LJP_API const char *ljp_tree_frame_name(const ljp_tree *t, uint32_t frame,
+                                        size_t *len);
+LJP_API ljp_class ljp_tree_frame_class(const ljp_tree *t, uint32_t frame);
+LJP_API uint32_t ljp_tree_frame_count(const ljp_tree *t); /* ids are 1..count */
 /* The frame id of (name, cls), or 0 when it was never interned.  Creates
  * nothing (differential graphs look up one tree's frames in another). */
-uint32_t ljp_tree_find_frame(const ljp_tree *t, const char *name, size_t len,
-                             ljp_class cls);
+LJP_API uint32_t ljp_tree_find_frame(const ljp_tree *t, const char *name,
+                                     size_t len, ljp_class cls);
 
 /* Adds weight to the stack frames[0..n) (outermost first): self weight on
  * its leaf node, total weight on every node of the path (the root too).
  * Returns the leaf node id, or UINT32_MAX when out of memory.  Negative
  * weights are allowed (memprof live bytes, differential graphs). */
-uint32_t ljp_tree_add(ljp_tree *t, const uint32_t *frames, size_t n,
-                      int64_t weight);
+LJP_API uint32_t ljp_tree_add(ljp_tree *t, const uint32_t *frames, size_t n,
+                              int64_t weight);
 
 /* Adds weight to the stack that ends at an existing node (as ljp_tree_add
  * of that node's path would).  Returns node, or UINT32_MAX for a bad id. */
-uint32_t ljp_tree_add_at(ljp_tree *t, uint32_t node, int64_t weight);
+LJP_API uint32_t ljp_tree_add_at(ljp_tree *t, uint32_t node, int64_t weight);
 
-uint32_t ljp_tree_node_count(const ljp_tree *t);
+LJP_API uint32_t ljp_tree_node_count(const ljp_tree *t);
 /* The child of parent with that frame, or 0 when there is none (node 0 is
  * the root and never a child).  Creates nothing. */
-uint32_t ljp_tree_find_child(const ljp_tree *t, uint32_t parent,
-                             uint32_t frame);
-uint32_t ljp_tree_node_parent(const ljp_tree *t, uint32_t node);
-uint32_t ljp_tree_node_frame(const ljp_tree *t, uint32_t node);
-uint32_t ljp_tree_node_depth(const ljp_tree *t, uint32_t node);
-int64_t ljp_tree_node_self(const ljp_tree *t, uint32_t node);
-int64_t ljp_tree_node_total(const ljp_tree *t, uint32_t node);
+LJP_API uint32_t ljp_tree_find_child(const ljp_tree *t, uint32_t parent,
+                                     uint32_t frame);
+LJP_API uint32_t ljp_tree_node_parent(const ljp_tree *t, uint32_t node);
+LJP_API uint32_t ljp_tree_node_frame(const ljp_tree *t, uint32_t node);
+LJP_API uint32_t ljp_tree_node_depth(const ljp_tree *t, uint32_t node);
+LJP_API int64_t ljp_tree_node_self(const ljp_tree *t, uint32_t node);
+LJP_API int64_t ljp_tree_node_total(const ljp_tree *t, uint32_t node);
 /* Children of node sorted by frame name (bytewise), then class: fills
  * out[0..cap) and returns the number of children. */
-size_t ljp_tree_children(const ljp_tree *t, uint32_t node, uint32_t *out,
-                         size_t cap);
+LJP_API size_t ljp_tree_children(const ljp_tree *t, uint32_t node,
+                                 uint32_t *out, size_t cap);
 
 /* Folded output ("a;b;c N\n" per node with non-zero self weight), lines in
  * bytewise order of the stack text.  emit receives each line (with its
  * newline) and returns 0 to go on, non-zero to stop (returned as LJP_E_IO).
  * min_weight drops lines whose |self| is smaller. */
 typedef int (*ljp_emit_fn)(void *ctx, const char *line, size_t len);
-ljp_status ljp_tree_write_folded(const ljp_tree *t, int64_t min_weight,
-                                 ljp_emit_fn emit, void *ctx);
+LJP_API ljp_status ljp_tree_write_folded(const ljp_tree *t, int64_t min_weight,
+                                         ljp_emit_fn emit, void *ctx);
 
 /* ------------------------------------------------------------------------ */
 /* Profile aggregation: events into a call tree                             */
@@ -665,12 +681,12 @@ typedef struct ljp_folder ljp_folder;
 /* A folder feeds events of one reader into a tree (several folders may feed
  * the same tree: profiles merge).  It caches frame names, so a stack costs
  * one hash probe per frame. */
-ljp_folder *ljp_folder_new(ljp_tree *t, const ljp_fold_options *opt);
-void ljp_folder_free(ljp_folder *f);
+LJP_API ljp_folder *ljp_folder_new(ljp_tree *t, const ljp_fold_options *opt);
+LJP_API void ljp_folder_free(ljp_folder *f);
 /* Adds ev (samples and memory events; other events are ignored).  r is the
  * reader that returned ev.  Returns LJP_OK or LJP_E_NOMEM. */
-ljp_status ljp_folder_add(ljp_folder *f, const ljp_reader *r,
-                          const ljp_event *ev);
+LJP_API ljp_status ljp_folder_add(ljp_folder *f, const ljp_reader *r,
+                                  const ljp_event *ev);
 
 /* ------------------------------------------------------------------------ */
 /* Writer (encoder)                                                         */
@@ -684,53 +700,56 @@ typedef int (*ljp_sink_fn)(void *ctx, const void *data, size_t len);
 /* Creates a writer.  With sink == NULL the bytes accumulate in memory
  * (ljp_writer_data); otherwise they go to sink in pieces of at most
  * buffer_size bytes (0 = 64 KiB) when the buffer fills and at flush. */
-ljp_writer *ljp_writer_new(ljp_sink_fn sink, void *ctx, size_t buffer_size);
-void ljp_writer_free(ljp_writer *w);
+LJP_API ljp_writer *ljp_writer_new(ljp_sink_fn sink, void *ctx,
+                                   size_t buffer_size);
+LJP_API void ljp_writer_free(ljp_writer *w);
 
 /* The bytes written so far (memory writers only). */
-const uint8_t *ljp_writer_data(const ljp_writer *w, size_t *len);
-ljp_status ljp_writer_flush(ljp_writer *w);
+LJP_API const uint8_t *ljp_writer_data(const ljp_writer *w, size_t *len);
+LJP_API ljp_status ljp_writer_flush(ljp_writer *w);
 /* Sticky status of the writer (LJP_E_IO once the sink failed). */
-ljp_status ljp_writer_status(const ljp_writer *w);
+LJP_API ljp_status ljp_writer_status(const ljp_writer *w);
 
 /* Symbol table.  version: 1, 2 or 3; layout 'a' or 'b' for version 2.
  * ljp_write_symtab_trace ignores mcode in layouts without it. */
-ljp_status ljp_write_symtab_begin(ljp_writer *w, unsigned version, int layout);
-ljp_status ljp_write_symtab_lfunc(ljp_writer *w, uint64_t proto,
-                                  const char *chunk, size_t len,
-                                  uint64_t line);
-ljp_status ljp_write_symtab_cfunc(ljp_writer *w, uint64_t addr,
-                                  const char *name, size_t len);
-ljp_status ljp_write_symtab_trace(ljp_writer *w, uint64_t traceno,
-                                  uint64_t mcode, uint64_t proto,
-                                  uint64_t line);
-ljp_status ljp_write_symtab_end(ljp_writer *w);
+LJP_API ljp_status ljp_write_symtab_begin(ljp_writer *w, unsigned version,
+                                          int layout);
+LJP_API ljp_status ljp_write_symtab_lfunc(ljp_writer *w, uint64_t proto,
+                                          const char *chunk, size_t len,
+                                          uint64_t line);
+LJP_API ljp_status ljp_write_symtab_cfunc(ljp_writer *w, uint64_t addr,
+                                          const char *name, size_t len);
+LJP_API ljp_status ljp_write_symtab_trace(ljp_writer *w, uint64_t traceno,
+                                          uint64_t mcode, uint64_t proto,
+                                          uint64_t line);
+LJP_API ljp_status ljp_write_symtab_end(ljp_writer *w);
 
 /* Event stream prologue: kind memprof (ljm version 1..3) or sysprof (ljp
  * version 1..2; x1 has its own call, ljp_write_stream_begin_x1).  flavor goes into the first reserved byte (0 = Tarantool).
  * For ljm 2 and ljm 3, with_mcode says whether loc-trace carries mcode
  * (ljm 2: always; ljm 3: the stage before 0243fb72). */
-ljp_status ljp_write_stream_begin(ljp_writer *w, ljp_kind kind,
-                                  unsigned version, ljp_flavor flavor,
-                                  int with_mcode);
+LJP_API ljp_status ljp_write_stream_begin(ljp_writer *w, ljp_kind kind,
+                                          unsigned version, ljp_flavor flavor,
+                                          int with_mcode);
 
 /* Sysprof records.  lua/host frames innermost first; lua frames use kind
  * LUA (value = proto, line), CFUNC (value = address), FFUNC (value = ffid).
  * vmstate 0..8 (TRACE uses ljp_write_trace_sample).  Host stacks are written
  * for guest and host states alike; lua frames only for states 1..3. */
-ljp_status ljp_write_sample(ljp_writer *w, int vmstate,
-                            const ljp_frame *lua, size_t nlua,
-                            const uint64_t *host, size_t nhost);
-ljp_status ljp_write_trace_sample(ljp_writer *w, uint64_t traceno,
-                                  uint64_t proto, uint64_t line);
+LJP_API ljp_status ljp_write_sample(ljp_writer *w, int vmstate,
+                                    const ljp_frame *lua, size_t nlua,
+                                    const uint64_t *host, size_t nhost);
+LJP_API ljp_status ljp_write_trace_sample(ljp_writer *w, uint64_t traceno,
+                                          uint64_t proto, uint64_t line);
 
 /* The x1 sysprof stream (FORMATS.md §5.5).  flavor as above; interval_ns
  * is the sampling interval asked for (0 unknown).  In an x1 stream samples
  * are written with ljp_write_sample_x1 only (ljp_write_sample and
  * ljp_write_trace_sample return LJP_E_ARG); the mid-stream symbol writers
  * use the ljp 2 header bytes, ljp_write_stream_end ends it as usual. */
-ljp_status ljp_write_stream_begin_x1(ljp_writer *w, ljp_flavor flavor,
-                                     ljp_timer timer, uint64_t interval_ns);
+LJP_API ljp_status ljp_write_stream_begin_x1(ljp_writer *w, ljp_flavor flavor,
+                                             ljp_timer timer,
+                                             uint64_t interval_ns);
 
 typedef struct ljp_sample_x1 {
   int vmstate;                 /* 0..9 */
@@ -751,38 +770,37 @@ typedef struct ljp_sample_x1 {
 /* Writes one x1 sample; the whole record is checked before a byte of it is
  * written (LJP_E_ARG: not an x1 stream, vmstate out of range, a frame kind
  * the stream cannot carry, a zero host address, reserved flag bits). */
-ljp_status ljp_write_sample_x1(ljp_writer *w, const ljp_sample_x1 *s);
+LJP_API ljp_status ljp_write_sample_x1(ljp_writer *w, const ljp_sample_x1 *s);
 
 /* Memprof event.  loc_addr/loc_line: proto+line (LFUNC), address (CFUNC),
  * trace number (TRACE, loc_line unused); mcode for streams with mcode. */
-ljp_status ljp_write_mem(ljp_writer *w, ljp_mem_kind kind, ljp_source src,
-                         uint64_t loc_addr, uint64_t loc_line, uint64_t mcode,
-                         uint64_t old_addr, uint64_t old_size,
-                         uint64_t new_addr, uint64_t new_size);
+LJP_API ljp_status ljp_write_mem(ljp_writer *w, ljp_mem_kind kind,
+                                 ljp_source src, uint64_t loc_addr,
+                                 uint64_t loc_line, uint64_t mcode,
+                                 uint64_t old_addr, uint64_t old_size,
+                                 uint64_t new_addr, uint64_t new_size);
 
 /* Mid-stream symbol events, with the header byte the stream's kind and
  * version use (ljm 3: 0x08/0x0C/0x10; ljp 1: 0x0A C symbols only; ljp 2:
  * 0x0A/0x0B/0x0C).  LJP_E_ARG where the version has no such event. */
-ljp_status ljp_write_event_lfunc(ljp_writer *w, uint64_t proto,
-                                 const char *chunk, size_t len, uint64_t line);
-ljp_status ljp_write_event_cfunc(ljp_writer *w, uint64_t addr,
-                                 const char *name, size_t len);
-ljp_status ljp_write_event_trace(ljp_writer *w, uint64_t traceno,
-                                 uint64_t proto, uint64_t line);
+LJP_API ljp_status ljp_write_event_lfunc(ljp_writer *w, uint64_t proto,
+                                         const char *chunk, size_t len,
+                                         uint64_t line);
+LJP_API ljp_status ljp_write_event_cfunc(ljp_writer *w, uint64_t addr,
+                                         const char *name, size_t len);
+LJP_API ljp_status ljp_write_event_trace(ljp_writer *w, uint64_t traceno,
+                                         uint64_t proto, uint64_t line);
 
 /* The event-stream epilogue (0x80), then a flush. */
-ljp_status ljp_write_stream_end(ljp_writer *w);
+LJP_API ljp_status ljp_write_stream_end(ljp_writer *w);
 
-/* Raw primitives, for hand-made (and deliberately broken) fixtures. */
-ljp_status ljp_write_byte(ljp_writer *w, uint8_t b);
-ljp_status ljp_write_uleb(ljp_writer *w, uint64_t v);
-ljp_status ljp_write_string(ljp_writer *w, const char *s, size_t len);
-
-/* ULEB128 helpers.  ljp_uleb_encode writes at most 10 bytes and returns the
- * count.  ljp_uleb_decode returns the bytes consumed (1..10), 0 when the
- * input ends first (truncated), or -1 on overflow / over-long encoding. */
-size_t ljp_uleb_encode(uint64_t v, uint8_t out[10]);
-int ljp_uleb_decode(const uint8_t *p, size_t avail, uint64_t *v);
+/* ULEB128, the integer encoding of every stream: the codec for the fields
+ * of an event's raw bytes (ljp_event.raw).  ljp_uleb_encode writes at most
+ * 10 bytes and returns the count.  ljp_uleb_decode returns the bytes
+ * consumed (1..10), 0 when the input ends first (truncated), or -1 on
+ * overflow / over-long encoding. */
+LJP_API size_t ljp_uleb_encode(uint64_t v, uint8_t out[10]);
+LJP_API int ljp_uleb_decode(const uint8_t *p, size_t avail, uint64_t *v);
 
 /* ------------------------------------------------------------------------ */
 /* Exports: pprof and speedscope                                            */
@@ -836,8 +854,8 @@ typedef struct ljp_pprof_options {
  * (the streams name C symbols but not the objects they live in).  The
  * bytes go to sink in pieces.  LJP_E_ARG for bad options, LJP_E_NOMEM,
  * LJP_E_IO when sink fails. */
-ljp_status ljp_pprof_write(const ljp_pprof_options *o, ljp_sink_fn sink,
-                           void *ctx);
+LJP_API ljp_status ljp_pprof_write(const ljp_pprof_options *o, ljp_sink_fn sink,
+                                   void *ctx);
 
 /* One profile of a speedscope file, "sampled".  Without nodes, its samples
  * are the tree's stacks with non-zero self weight, each weighted by it
@@ -862,9 +880,9 @@ typedef struct ljp_speedscope_profile {
  * schema.json) named name, with profiles p[0..n) sharing one frame table;
  * the viewer opens the first.  Strings are escaped as JSON requires; bytes
  * that are not UTF-8 become U+FFFD.  Same errors as ljp_pprof_write. */
-ljp_status ljp_speedscope_write(const char *name,
-                                const ljp_speedscope_profile *p, size_t n,
-                                ljp_sink_fn sink, void *ctx);
+LJP_API ljp_status ljp_speedscope_write(const char *name,
+                                        const ljp_speedscope_profile *p,
+                                        size_t n, ljp_sink_fn sink, void *ctx);
 
 #ifdef __cplusplus
 }

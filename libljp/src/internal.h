@@ -18,12 +18,10 @@
 #include <string.h>
 
 #if defined(__GNUC__)
-#define LJP_API __attribute__((visibility("default")))
 #define LJP_LIKELY(x) __builtin_expect(!!(x), 1)
 #define LJP_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define LJP_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #else
-#define LJP_API
 #define LJP_LIKELY(x) (x)
 #define LJP_UNLIKELY(x) (x)
 #define LJP_PRINTF(a, b)

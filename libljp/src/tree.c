@@ -16,19 +16,9 @@
  * stack again only adds weights.
  */
 #include "ljp.h"
-#include "ljp.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-/* Exported from the shared library (built with hidden visibility). */
-#ifndef LJP_API
-#if defined(__GNUC__)
-#define LJP_API __attribute__((visibility("default")))
-#else
-#define LJP_API
-#endif
-#endif
 
 typedef struct tree_frame {
   const char *name;        /* in the arena, NUL-terminated */

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "ljp_testing.h"
 
 #define WRITER_DEFAULT_BUFFER ((size_t)64 * 1024)
 
@@ -231,21 +232,23 @@ LJP_API ljp_status ljp_writer_status(const ljp_writer *w)
 /* Raw primitives                                                           */
 /* ------------------------------------------------------------------------ */
 
-LJP_API ljp_status ljp_write_byte(ljp_writer *w, uint8_t b)
+/* For the tests' fixtures (ljp_testing.h): not exported from the shared
+ * library. */
+ljp_status ljp_write_byte(ljp_writer *w, uint8_t b)
 {
   WRITER_ENTER(w);
   put_byte(w, b);
   return w->status;
 }
 
-LJP_API ljp_status ljp_write_uleb(ljp_writer *w, uint64_t v)
+ljp_status ljp_write_uleb(ljp_writer *w, uint64_t v)
 {
   WRITER_ENTER(w);
   put_uleb(w, v);
   return w->status;
 }
 
-LJP_API ljp_status ljp_write_string(ljp_writer *w, const char *s, size_t len)
+ljp_status ljp_write_string(ljp_writer *w, const char *s, size_t len)
 {
   WRITER_ENTER(w);
   if (!s && len)

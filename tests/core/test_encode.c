@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core_util.h"
+#include "ljp_testing.h"
 
 #define S(str) str, sizeof(str) - 1
 

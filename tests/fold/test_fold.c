@@ -7,6 +7,7 @@
  */
 #include "fold_output.h"
 #include "ljp.h"
+#include "ljp_testing.h"
 
 #include <check.h>
 #include <dirent.h>

@@ -1,5 +1,6 @@
 /* hostile.c — see hostile.h. */
 #include "hostile.h"
+#include "ljp_testing.h"
 
 #include <stdlib.h>
 #include <string.h>
