@@ -5,7 +5,9 @@
 # packages), nginx + lua-nginx-module under wrk, the capture tests on a
 # non-GC64 LuaJIT built from Debian's source, then the suite built with
 # clang under AddressSanitizer + UndefinedBehaviorSanitizer.
-# OPENRESTY=0 / NGINX=0 / NOGC64=0 / SANITIZE=0 skip those parts.
+# The Debian package (cpack) is built, installed, used and removed
+# (tests/package.sh, as root).
+# OPENRESTY=0 / NGINX=0 / NOGC64=0 / SANITIZE=0 / PACKAGE=0 skip those parts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tests/deps.sh test
@@ -16,6 +18,10 @@ cmake --build "$BUILD" -j"$jobs"
 (cd "$BUILD" && ctest --output-on-failure -j"$jobs")
 # A machine without check still builds the library and the tools.
 bash tests/build_nocheck.sh "$BUILD-nocheck"
+# The Debian package, installed and removed again.
+if [ "${PACKAGE:-1}" != 0 ]; then
+  bash tests/package.sh "$BUILD-package"
+fi
 if [ "${OPENRESTY:-1}" != 0 ]; then
   case "$BUILD" in /*) ordir=$BUILD-openresty ;; *) ordir=$(pwd)/$BUILD-openresty ;; esac
   sh tests/capture/openresty.sh . "$ordir"
