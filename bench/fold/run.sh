@@ -42,7 +42,7 @@ else
   BUILD=$WORK/build
   echo "building Release in $BUILD ..." >&2
   cmake -S "$root" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release \
-        -DLJP_BUILD_TESTS=OFF -DLJP_BUILD_CAPTURE=OFF >/dev/null &&
+        -DLJP_BUILD_TESTS=OFF -DLJP_BUILD_CAPTURE=OFF -DLJP_BUILD_BENCH=ON >/dev/null &&
     cmake --build "$BUILD" -j"$(nproc)" --target ljpfold ljpdump ljpgen runstat \
         >/dev/null || { echo "run.sh: build failed" >&2; exit 1; }
 fi

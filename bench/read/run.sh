@@ -24,7 +24,7 @@ mkdir -p "$WORK"
 RUNSTAT=$BUILD/bench/fold/runstat
 GEN=$BUILD/bench/gen/ljpgen
 for t in "$RUNSTAT" "$GEN" "$BUILD/ljpdump/ljpdump" "$BUILD/ljpfold/ljpfold"; do
-  [ -x "$t" ] || { echo "run.sh: $t is missing (build it)" >&2; exit 1; }
+  [ -x "$t" ] || { echo "run.sh: $t is missing (configure BUILD_DIR with -DLJP_BUILD_BENCH=ON and build it)" >&2; exit 1; }
 done
 
 gen() { # gen NAME ljpgen-options...

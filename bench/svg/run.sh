@@ -11,6 +11,9 @@ DEPTH=${4:-40}
 LJPSVG=$BUILD/ljpsvg/ljpsvg
 GEN=$BUILD/bench/svg/gen_folded
 WORK=$BUILD/bench/svg/work
+for t in "$LJPSVG" "$GEN"; do
+  [ -x "$t" ] || { echo "run.sh: $t is missing (configure BUILD_DIR with -DLJP_BUILD_BENCH=ON and build it)" >&2; exit 1; }
+done
 mkdir -p "$WORK"
 "$GEN" "$LINES" "$DEPTH" > "$WORK/big.folded"
 echo "input: $LINES stacks, depth <= $DEPTH, $(wc -c < "$WORK/big.folded") bytes"
