@@ -8,10 +8,9 @@
 #       every dynamic export is a public name (ljp_ but not the internal
 #       ljp__, or luaopen_ljp_) declared with MACRO in one of the HEADERs,
 #       and every function declared with MACRO in a require= header is
-#       exported (an allow= header's functions may be: libljpcap carries the
-#       parts of libljp it uses);
-#   exports.sh NM module MOD.so
-#       every dynamic export is a public name, as for shared.
+#       exported (an allow= header's functions may be);
+#   exports.sh NM module MOD.so [require=HEADER:MACRO...] [allow=...]
+#       the same for a Lua module, which must also export its luaopen_ljp_*.
 # Prints each offending symbol; exit status 1 when there is one.
 set -u
 nm=$1 kind=$2 lib=$3
@@ -45,7 +44,11 @@ shared|module)
     cat "$tmp/bad"
     fail=1
   fi
-  if [ "$kind" = shared ]; then
+  if [ "$kind" = module ] && ! grep -q '^luaopen_ljp_' "$tmp/syms"; then
+    echo "$lib: no luaopen_ljp_* entry point"
+    fail=1
+  fi
+  if [ $# -gt 0 ]; then
     : > "$tmp/decl"
     : > "$tmp/req"
     for arg in "$@"; do
@@ -61,7 +64,7 @@ shared|module)
     done
     sort -u -o "$tmp/decl" "$tmp/decl"
     sort -u -o "$tmp/req" "$tmp/req"
-    comm -23 "$tmp/syms" "$tmp/decl" > "$tmp/undeclared"
+    grep -v '^luaopen_ljp_' "$tmp/syms" | comm -23 - "$tmp/decl" > "$tmp/undeclared"
     comm -13 "$tmp/syms" "$tmp/req" > "$tmp/missing"
     if [ -s "$tmp/undeclared" ]; then
       echo "$lib: exported but not declared with the API macro:"
