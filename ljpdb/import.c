@@ -9,6 +9,8 @@
  */
 #include "import.h"
 
+#include "cli_names.h"
+
 #include "intern.h"
 #include "ljp.h"
 #include "schema.h"
@@ -166,16 +168,10 @@ static void bind_text(sqlite3_stmt *st, int i, const char *s, size_t n) {
 /* Formats f into im->name (grown as needed); returns the length, or
  * (size_t)-1 when out of memory. */
 static size_t frame_name(importer *im, const ljp_frame *f) {
-  size_t n = ljp_frame_name(f, LJP_NAME_DEFAULT, im->flavor, im->name,
-                            im->name_cap);
-  if (n >= im->name_cap) {
-    size_t cap = n + 64;
-    char *p = realloc(im->name, cap);
-    if (!p) return (size_t)-1;
-    im->name = p;
-    im->name_cap = cap;
-    ljp_frame_name(f, LJP_NAME_DEFAULT, im->flavor, im->name, im->name_cap);
-  }
+  cli_namebuf b = {im->name, im->name_cap, 1};
+  size_t n = cli_frame_name(&b, f, LJP_NAME_DEFAULT, im->flavor);
+  im->name = b.p;
+  im->name_cap = b.cap;
   return n;
 }
 

@@ -8,16 +8,23 @@
  * Stacks are arrays of frame names, outermost frame first, as folded
  * stacks read.
  */
+#include "cli_names.h"
 #include "json.h"
 #include "summary.h"
 
 #include <inttypes.h>
 #include <string.h>
 
+/* The whole name, however long; out of memory, null stands in for it. */
 static void frame(FILE *out, const ljp_frame *f, ljp_flavor flavor) {
-  char buf[512];
-  size_t n = ljp_frame_name(f, LJP_NAME_ADDRESSES, flavor, buf, sizeof(buf));
-  json_str(out, buf, n < sizeof(buf) ? n : sizeof(buf) - 1);
+  char small[512];
+  cli_namebuf b = {small, sizeof(small), 0};
+  size_t n = cli_frame_name(&b, f, LJP_NAME_ADDRESSES, flavor);
+  if (n == (size_t)-1)
+    fputs("null", out);
+  else
+    json_str(out, b.p, n);
+  cli_namebuf_free(&b);
 }
 
 /* frames[] is innermost first in the stream: written outermost first. */

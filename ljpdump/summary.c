@@ -2,6 +2,7 @@
  * summary.c — see summary.h.
  */
 #include "summary.h"
+#include "cli_names.h"
 #include "json.h"
 
 #include <inttypes.h>
@@ -211,10 +212,17 @@ static void put_escaped(FILE *out, const char *s, size_t n) {
   }
 }
 
+/* The whole name, however long: a name cut short would read as another
+ * function's.  Out of memory, the line says so rather than lying. */
 static void put_frame(FILE *out, const ljp_frame *f, ljp_flavor flavor) {
-  char buf[512];
-  size_t n = ljp_frame_name(f, LJP_NAME_ADDRESSES, flavor, buf, sizeof(buf));
-  put_escaped(out, buf, n < sizeof(buf) ? n : sizeof(buf) - 1);
+  char small[512];
+  cli_namebuf b = {small, sizeof(small), 0};
+  size_t n = cli_frame_name(&b, f, LJP_NAME_ADDRESSES, flavor);
+  if (n == (size_t)-1)
+    fputs("(name: out of memory)", out);
+  else
+    put_escaped(out, b.p, n);
+  cli_namebuf_free(&b);
 }
 
 int events_print(const ljp_reader *r, const ljp_event *ev, ljp_flavor flavor,

@@ -1,0 +1,31 @@
+/* cli_names.c — see cli_names.h. */
+#include "cli_names.h"
+
+#include <stdlib.h>
+
+size_t cli_frame_name(cli_namebuf *b, const ljp_frame *f, ljp_name_style style,
+                      ljp_flavor flavor) {
+  size_t n = ljp_frame_name(f, style, flavor, b->p, b->cap);
+  if (n < b->cap)
+    return n;
+  if (n == (size_t)-1)
+    return (size_t)-1; /* no room for the terminator */
+  /* Some slack, so that a run of slightly longer names does not
+   * reallocate for each. */
+  size_t cap = n + 64 > n ? n + 64 : n + 1;
+  char *p = b->owned ? realloc(b->p, cap) : malloc(cap);
+  if (!p)
+    return (size_t)-1;
+  b->p = p;
+  b->cap = cap;
+  b->owned = 1;
+  return ljp_frame_name(f, style, flavor, b->p, b->cap);
+}
+
+void cli_namebuf_free(cli_namebuf *b) {
+  if (b->owned)
+    free(b->p);
+  b->p = NULL;
+  b->cap = 0;
+  b->owned = 0;
+}
