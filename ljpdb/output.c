@@ -1,6 +1,8 @@
 /* output.c — result rows as TSV, CSV, JSON or an aligned table. */
 #include "output.h"
 
+#include "cli_json.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,26 +66,9 @@ static void put_csv(FILE *out, const char *s, int n) {
   fputc('"', out);
 }
 
+/* Escaped as by every JSON writer of the toolkit (cli_json.h). */
 static void put_json_string(FILE *out, const char *s, int n) {
-  fputc('"', out);
-  for (int i = 0; i < n; i++) {
-    unsigned char c = (unsigned char)s[i];
-    if (c == '"' || c == '\\') {
-      fputc('\\', out);
-      fputc(c, out);
-    } else if (c == '\n') {
-      fputs("\\n", out);
-    } else if (c == '\t') {
-      fputs("\\t", out);
-    } else if (c == '\r') {
-      fputs("\\r", out);
-    } else if (c < 0x20 || c == 0x7f) {
-      fprintf(out, "\\u%04x", c);
-    } else {
-      fputc(c, out);
-    }
-  }
-  fputc('"', out);
+  cli_json_str(out, s, (size_t)n);
 }
 
 /* One value in TSV, CSV or JSON. */

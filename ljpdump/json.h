@@ -9,8 +9,9 @@
 #include <stdio.h>
 
 /* A JSON string of n bytes.  Names are bytes, not necessarily UTF-8 (a
- * chunk name is whatever the program passed): every byte outside printable
- * ASCII is written as \u00XX, so the bytes can be recovered exactly. */
+ * chunk name is whatever the program passed): valid UTF-8 passes through,
+ * control bytes are written \n, \t, \r or \u00XX and invalid bytes
+ * U+FFFD, as by every JSON writer of the toolkit (cli_json.h). */
 void json_str(FILE *out, const char *s, size_t n);
 
 #endif

@@ -6,60 +6,25 @@
  */
 #include "export.h"
 #include "internal.h"
+#include "json_text.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The length of the valid UTF-8 sequence at p (1..4), or 0.  JSON text
- * must be UTF-8, frame names are any bytes: invalid ones are replaced. */
-static size_t utf8_len(const unsigned char *p, size_t n) {
-  unsigned c = p[0];
-  size_t need;
-  unsigned min;
-  if (c < 0x80)
-    return 1;
-  if (c >= 0xc2 && c <= 0xdf) { need = 2; min = 0x80; }
-  else if (c >= 0xe0 && c <= 0xef) { need = 3; min = 0x800; }
-  else if (c >= 0xf0 && c <= 0xf4) { need = 4; min = 0x10000; }
-  else return 0;
-  if (n < need)
-    return 0;
-  unsigned v = c & (0x3fu >> (need - 1));
-  for (size_t i = 1; i < need; i++) {
-    if ((p[i] & 0xc0) != 0x80)
-      return 0;
-    v = (v << 6) | (p[i] & 0x3fu);
-  }
-  if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
-    return 0;
-  return need;
-}
-
+/* Names as JSON strings, escaped as by every JSON writer of the toolkit
+ * (json_text.h). */
 static void json_string(ljp_xout *o, const char *s, size_t n) {
-  const unsigned char *p = (const unsigned char *)s;
   ljp_xout_write(o, "\"", 1);
   size_t i = 0;
   while (i < n) {
-    unsigned char c = p[i];
-    if (c == '"' || c == '\\') {
-      char e[2] = {'\\', (char)c};
-      ljp_xout_write(o, e, 2);
+    size_t k = ljp__json_plain(s + i, n - i);
+    ljp_xout_write(o, s + i, k);
+    i += k;
+    if (i < n) {
+      char esc[LJP_JSON_ESC_MAX];
+      ljp_xout_write(o, esc, ljp__json_escape(s + i, esc));
       i++;
-    } else if (c < 0x20 || c == 0x7f) {
-      char e[8];
-      snprintf(e, sizeof(e), "\\u%04x", c);
-      ljp_xout_write(o, e, 6);
-      i++;
-    } else {
-      size_t k = utf8_len(p + i, n - i);
-      if (k == 0) {
-        ljp_xout_write(o, "\xef\xbf\xbd", 3); /* U+FFFD */
-        i++;
-      } else {
-        ljp_xout_write(o, p + i, k);
-        i += k;
-      }
     }
   }
   ljp_xout_write(o, "\"", 1);

@@ -70,6 +70,13 @@ START_TEST(json_objects) {
   s = render("SELECT char(1) || '\"' AS q, x'00ff' AS b", OUT_JSON, -1);
   ck_assert_str_eq(s, "[\n{\"q\":\"\\u0001\\\"\",\"b\":\"x'00ff'\"}\n]\n");
   free(s);
+  /* Valid UTF-8 as it is, an invalid byte as U+FFFD: the output stays
+   * valid JSON whatever bytes a name holds. */
+  s = render("SELECT 'caf' || char(233) AS u, CAST(x'61ff' AS TEXT) AS x",
+             OUT_JSON, -1);
+  ck_assert_str_eq(s, "[\n{\"u\":\"caf\xc3\xa9\",\"x\":\"a\xef\xbf\xbd\"}"
+                      "\n]\n");
+  free(s);
 }
 END_TEST
 
