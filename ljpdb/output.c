@@ -2,30 +2,10 @@
 #include "output.h"
 
 #include "cli_json.h"
+#include "cli_strbuf.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-/* A growable byte buffer, for table cells. */
-typedef struct buf {
-  char *p;
-  size_t len, cap;
-} buf;
-
-static int buf_put(buf *b, const char *s, size_t n) {
-  if (b->len + n + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap * 2 : 4096;
-    while (cap < b->len + n + 1) cap *= 2;
-    char *p = realloc(b->p, cap);
-    if (!p) return -1;
-    b->p = p;
-    b->cap = cap;
-  }
-  memcpy(b->p + b->len, s, n);
-  b->len += n;
-  b->p[b->len] = 0;
-  return 0;
-}
 
 static void put_hex_blob(FILE *out, const unsigned char *p, int n) {
   static const char hx[] = "0123456789abcdef";
@@ -146,19 +126,19 @@ static int stream_rows(sqlite3_stmt *st, const out_options *o, FILE *out) {
 }
 
 /* The display text of a table cell, escaped like TSV. */
-static int table_cell(buf *b, sqlite3_stmt *st, int i) {
+static int table_cell(strbuf *b, sqlite3_stmt *st, int i) {
   int type = sqlite3_column_type(st, i);
-  if (type == SQLITE_NULL) return buf_put(b, "", 0);
+  if (type == SQLITE_NULL) return sb_put(b, "", 0);
   if (type == SQLITE_BLOB) {
     static const char hx[] = "0123456789abcdef";
     const unsigned char *p = sqlite3_column_blob(st, i);
     int n = sqlite3_column_bytes(st, i);
-    if (buf_put(b, "x'", 2)) return -1;
+    if (sb_put(b, "x'", 2)) return -1;
     for (int k = 0; k < n; k++) {
       char two[2] = {hx[p[k] >> 4], hx[p[k] & 15]};
-      if (buf_put(b, two, 2)) return -1;
+      if (sb_put(b, two, 2)) return -1;
     }
-    return buf_put(b, "'", 1);
+    return sb_put(b, "'", 1);
   }
   const char *s = (const char *)sqlite3_column_text(st, i);
   int n = sqlite3_column_bytes(st, i);
@@ -170,7 +150,7 @@ static int table_cell(buf *b, sqlite3_stmt *st, int i) {
     case '\r': e = "\\r"; break;
     case '\\': e = "\\\\"; break;
     }
-    if (e ? buf_put(b, e, 2) : buf_put(b, s + k, 1)) return -1;
+    if (e ? sb_put(b, e, 2) : sb_put(b, s + k, 1)) return -1;
   }
   return 0;
 }
@@ -190,7 +170,7 @@ static void pad(FILE *out, size_t n) {
 static int table_rows(sqlite3_stmt *st, const out_options *o, FILE *out) {
   int ncol = sqlite3_column_count(st);
   int header = o->header != 0;
-  buf cells = {0};
+  strbuf cells = {0};
   size_t *offs = NULL, nrows = 0, ncells = 0, cap = 0;
   size_t *width = calloc((size_t)ncol, sizeof *width);
   int *numeric = calloc((size_t)ncol, sizeof *numeric);
@@ -209,7 +189,7 @@ static int table_rows(sqlite3_stmt *st, const out_options *o, FILE *out) {
         offs = p;
       }
       offs[ncells++] = cells.len;
-      if (table_cell(&cells, st, i) || buf_put(&cells, "", 1)) goto oom;
+      if (table_cell(&cells, st, i) || sb_put(&cells, "", 1)) goto oom;
       size_t w = text_width(cells.p + offs[ncells - 1]);
       if (w > width[i]) width[i] = w;
       int t = sqlite3_column_type(st, i);

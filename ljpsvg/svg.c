@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "strbuf.h"
+#include "cli_strbuf.h"
 #include "ljp.h"
 #include "utf8.h"
 

@@ -2,7 +2,7 @@
 #ifndef LJPSVG_UTF8_H
 #define LJPSVG_UTF8_H
 
-#include "strbuf.h"
+#include "cli_strbuf.h"
 
 /* Appends s[0..n) to out as valid UTF-8 holding only characters XML 1.0
  * allows: every invalid or truncated sequence, every C0 control but tab,

@@ -1,6 +1,11 @@
-/* strbuf.h — a growable byte buffer (always NUL-terminated once used). */
-#ifndef LJPSVG_STRBUF_H
-#define LJPSVG_STRBUF_H
+/*
+ * cli_strbuf.h — the tools' growable byte buffer (always NUL-terminated
+ * once used).  Sizes are checked before they are added or doubled, so a
+ * huge request fails with -1 instead of wrapping around to a small
+ * allocation that the copy then overruns.
+ */
+#ifndef LJP_CLI_STRBUF_H
+#define LJP_CLI_STRBUF_H
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -11,7 +16,8 @@ typedef struct strbuf {
   size_t len, cap;
 } strbuf;
 
-/* 0 on success, -1 when out of memory. */
+/* Room for extra more bytes and the terminator: 0, or -1 when out of
+ * memory or when the size would not fit in a size_t. */
 static inline int sb_reserve(strbuf *b, size_t extra)
 {
   if (b->cap - b->len > extra)
