@@ -1,17 +1,10 @@
 /* intern.c — open-addressing maps used by the importer. */
 #include "intern.h"
 
+#include "cli_hash.h"
+
 #include <stdlib.h>
 #include <string.h>
-
-static uint64_t mix64(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ULL;
-  x ^= x >> 33;
-  return x;
-}
 
 /* One multiply per word and one final mix: this runs for every frame of
  * every sample, and keys are short. */
@@ -19,7 +12,7 @@ static uint64_t tuple_hash(const uint64_t *w, unsigned n) {
   uint64_t h = 0x9e3779b97f4a7c15ULL;
   for (unsigned i = 0; i < n; i++)
     h = (h ^ w[i]) * 0xff51afd7ed558ccdULL + (h >> 29);
-  return mix64(h);
+  return ljp_hash64(h);
 }
 
 static int words_eq(const uint64_t *a, const uint64_t *b, unsigned n) {
@@ -127,7 +120,7 @@ struct name_entry {
 static uint64_t name_hash(uint64_t a, uint64_t b, const char *s, size_t n) {
   uint64_t h = 0xcbf29ce484222325ULL;
   for (size_t i = 0; i < n; i++) h = (h ^ (uint8_t)s[i]) * 0x100000001b3ULL;
-  return mix64(h ^ mix64(a) ^ mix64(b + 0x51));
+  return ljp_hash64(h ^ ljp_hash64(a) ^ ljp_hash64(b + 0x51));
 }
 
 void name_map_init(name_map *m) { memset(m, 0, sizeof *m); }

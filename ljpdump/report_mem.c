@@ -16,6 +16,7 @@
  * Also home of the small helpers both report modules share (string pool,
  * name buffer, index sort): see the end of reports.h.
  */
+#include "cli_hash.h"
 #include "json.h"
 #include "reports.h"
 
@@ -26,27 +27,6 @@
 /* ------------------------------------------------------------------------ */
 /* Shared helpers                                                           */
 /* ------------------------------------------------------------------------ */
-
-static uint64_t mix64(uint64_t x)
-{
-  /* splitmix64 finaliser: cheap and spreads sequential addresses well. */
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  x ^= x >> 31;
-  return x;
-}
-
-static uint64_t hash_bytes(const char *s, size_t len)
-{
-  uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
-  for (size_t i = 0; i < len; i++) {
-    h ^= (unsigned char)s[i];
-    h *= 0x100000001b3ULL;
-  }
-  return mix64(h);
-}
 
 /* Grows *arr (element size esz) to hold at least need elements. */
 static int grow(void *arr, size_t *cap, size_t need, size_t esz)
@@ -111,7 +91,7 @@ static int strpool_rehash(rep_strpool *p)
 
 uint32_t rep_strpool_intern(rep_strpool *p, const char *s, size_t len)
 {
-  uint64_t h = hash_bytes(s, len);
+  uint64_t h = ljp_hash_bytes(s, len);
   if (p->nslots) {
     size_t j = h & (p->nslots - 1);
     while (p->slots[j]) {
@@ -351,7 +331,7 @@ void memreport_free(memreport *m)
 
 static uint64_t def_hash(uint32_t kind, uint64_t key)
 {
-  return mix64(key * 4 + kind);
+  return ljp_hash64(key * 4 + kind);
 }
 
 static struct defcount *def_find(memreport *m, uint32_t kind, uint64_t key)
@@ -433,7 +413,7 @@ static uint64_t loc_generation(memreport *m, const ljp_mem_event *me)
 
 static uint64_t loc_hash(uint64_t a, uint64_t l, uint64_t t, uint64_t g)
 {
-  return mix64(mix64(mix64(mix64(a) ^ l) ^ t) ^ g);
+  return ljp_hash64(ljp_hash64(ljp_hash64(ljp_hash64(a) ^ l) ^ t) ^ g);
 }
 
 static int loc_rehash(memreport *m)
@@ -570,7 +550,7 @@ static uint32_t row_get(memreport *m, uint32_t locid, int sec, uint32_t name)
 
 static uint64_t prim_hash(uint32_t row, uint32_t loc)
 {
-  return mix64(((uint64_t)row << 32) | loc);
+  return ljp_hash64(((uint64_t)row << 32) | loc);
 }
 
 static int prim_rehash(memreport *m)
@@ -639,7 +619,7 @@ static ljp_status link_chunk(memreport *m, uint32_t rowid,
 
 static size_t heap_slot(const memreport *m, uint64_t addr)
 {
-  return mix64(addr) & (m->nheapslots - 1);
+  return ljp_hash64(addr) & (m->nheapslots - 1);
 }
 
 static struct chunk *heap_find(memreport *m, uint64_t addr)
@@ -709,7 +689,7 @@ static ljp_status heap_put(memreport *m, uint64_t addr, uint64_t size,
     for (size_t i = 0; i < m->nheapslots; i++) {
       if (!m->heapused[i])
         continue;
-      size_t j = mix64(m->heap[i].addr) & (n - 1);
+      size_t j = ljp_hash64(m->heap[i].addr) & (n - 1);
       while (nu[j])
         j = (j + 1) & (n - 1);
       nh[j] = m->heap[i];

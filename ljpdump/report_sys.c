@@ -10,6 +10,7 @@
  * Names are cached per distinct frame (kind, value, line and the symbols it
  * resolved to), so a deep stack costs hash probes, not formatting.
  */
+#include "cli_hash.h"
 #include "json.h"
 #include "reports.h"
 
@@ -67,16 +68,6 @@ struct sysreport {
   struct trace *traces;
   size_t ntraces, ntraceslots;
 };
-
-static uint64_t mix(uint64_t x)
-{
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  x ^= x >> 31;
-  return x;
-}
 
 sysreport *sysreport_new(const struct sysreport_opts *opts)
 {
@@ -163,10 +154,10 @@ static uint32_t intern(sysreport *s, const char *p, size_t len)
 
 static uint64_t fkey_hash(const struct fkey *k)
 {
-  uint64_t h = mix(k->kind * 0x9e3779b97f4a7c15ULL ^ k->value);
-  h = mix(h ^ k->line);
-  h = mix(h ^ (uint64_t)(uintptr_t)k->sym);
-  return mix(h ^ (uint64_t)(uintptr_t)k->proto);
+  uint64_t h = ljp_hash64(k->kind * 0x9e3779b97f4a7c15ULL ^ k->value);
+  h = ljp_hash64(h ^ k->line);
+  h = ljp_hash64(h ^ (uint64_t)(uintptr_t)k->sym);
+  return ljp_hash64(h ^ (uint64_t)(uintptr_t)k->proto);
 }
 
 static int cache_grow(sysreport *s)
@@ -252,7 +243,7 @@ static uint32_t trace_start(sysreport *s, const ljp_frame *t, ljp_flavor fl)
 
 static ljp_status add_trace(sysreport *s, uint64_t traceno, uint32_t start)
 {
-  uint64_t h = mix(traceno * 31 + start);
+  uint64_t h = ljp_hash64(traceno * 31 + start);
   if (s->ntraceslots) {
     size_t j = h & (s->ntraceslots - 1);
     while (s->traces[j].used) {
@@ -271,7 +262,7 @@ static ljp_status add_trace(sysreport *s, uint64_t traceno, uint32_t start)
     for (size_t i = 0; i < s->ntraceslots; i++) {
       if (!s->traces[i].used)
         continue;
-      size_t j = mix(s->traces[i].traceno * 31 + s->traces[i].start) & (n - 1);
+      size_t j = ljp_hash64(s->traces[i].traceno * 31 + s->traces[i].start) & (n - 1);
       while (t[j].used)
         j = (j + 1) & (n - 1);
       t[j] = s->traces[i];

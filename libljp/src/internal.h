@@ -59,15 +59,7 @@ int ljp__u64map_put(u64map *m, uint64_t key, void *val); /* 0 ok, -1 OOM */
 /* Removes key; returns its value, or NULL when it was not there. */
 void *ljp__u64map_del(u64map *m, uint64_t key);
 
-static inline uint64_t ljp_hash64(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ULL;
-  x ^= x >> 33;
-  return x;
-}
-uint64_t ljp_hash_bytes(const void *p, size_t n);
+#include "hash.h" /* ljp_hash64, ljp_hash_bytes */
 
 /* ---- input window ---- */
 

@@ -15,6 +15,7 @@
  * Memory grows with unique frames and unique stacks only: adding the same
  * stack again only adds weights.
  */
+#include "hash.h"
 #include "ljp.h"
 
 #include <stdlib.h>
@@ -87,16 +88,6 @@ struct ljp_tree {
 /* Hashing                                                                  */
 /* ------------------------------------------------------------------------ */
 
-static uint64_t mix64(uint64_t x)
-{
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  x ^= x >> 31;
-  return x;
-}
-
 /* Word-at-a-time hash: names are hashed once per intern, so it only has to
  * be fast on long C++-ish symbol names, not cryptographically good. */
 static uint64_t hash_bytes(const char *s, size_t n, unsigned cls)
@@ -112,12 +103,12 @@ static uint64_t hash_bytes(const char *s, size_t n, unsigned cls)
   }
   uint64_t v = 0;
   memcpy(&v, s, n);
-  return mix64(h ^ v);
+  return ljp_hash64(h ^ v);
 }
 
 static uint64_t hash_pair(uint32_t parent, uint32_t frame)
 {
-  return mix64(((uint64_t)parent << 32) | frame);
+  return ljp_hash64(((uint64_t)parent << 32) | frame);
 }
 
 /* ------------------------------------------------------------------------ */
