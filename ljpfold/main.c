@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "cli_limits.h"
 #include "cli_source.h"
+#include "cli_view.h"
 #include "cli_vmstate.h"
 #include "fold_output.h"
 #include "fold_export.h"
@@ -23,7 +24,8 @@ static void usage(void) {
       "Stacks (sysprof):\n"
       "      --stack=VIEW        merged (default): host frames down to the VM\n"
       "                          entry, Lua frames spliced in at every entry;\n"
-      "                          lua: Lua frames only; host: host frames only\n"
+      "                          lua: Lua frames only; host: host frames only;\n"
+      "                          reference: Tarantool's luajit -ts merge\n"
       "      --vmstate[=WHERE]   add the VM state as a frame, VMST_<STATE>:\n"
       "                          none (without the option), root (--vmstate\n"
       "                          alone) or leaf\n"
@@ -119,10 +121,8 @@ static int fold_main(int argc, char **argv, fold_filter *ffp) {
   while ((c = getopt_long(argc, argv, "hVo:", opts, NULL)) != -1) {
     switch (c) {
     case OPT_STACK:
-      if (!strcmp(optarg, "merged")) fo.view = LJP_VIEW_MERGED;
-      else if (!strcmp(optarg, "lua")) fo.view = LJP_VIEW_LUA;
-      else if (!strcmp(optarg, "host")) fo.view = LJP_VIEW_HOST;
-      else return cli_usage_error("--stack takes merged, lua or host, not '%s'", optarg);
+      if (cli_parse_stack(optarg, &fo.view))
+        return cli_usage_error("--stack takes " CLI_STACK_VALUES ", not '%s'", optarg);
       break;
     case OPT_VMSTATE:
       if (cli_parse_vmstate(optarg, argc, argv, &optind, &fo.vmstate))
@@ -135,10 +135,8 @@ static int fold_main(int argc, char **argv, fold_filter *ffp) {
         return cli_usage_error("unknown flavor '%s'", optarg);
       break;
     case OPT_WEIGHT:
-      if (!strcmp(optarg, "bytes")) fo.weight = LJP_WEIGHT_BYTES;
-      else if (!strcmp(optarg, "events")) fo.weight = LJP_WEIGHT_EVENTS;
-      else if (!strcmp(optarg, "live")) fo.weight = LJP_WEIGHT_LIVE;
-      else return cli_usage_error("--weight takes bytes, events or live, not '%s'", optarg);
+      if (cli_parse_weight(optarg, &fo.weight))
+        return cli_usage_error("--weight takes " CLI_WEIGHT_VALUES ", not '%s'", optarg);
       break;
     case OPT_MIN:
       if (cli_parse_u64(optarg, &u) || u > INT64_MAX)

@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "cli_limits.h"
 #include "cli_source.h"
+#include "cli_view.h"
 #include "cli_vmstate.h"
 #include "input.h"
 #include "layout.h"
@@ -235,17 +236,12 @@ static int parse_args(int argc, char **argv, config *c)
       c->maxframes = (size_t)v;
       break;
     case OPT_WEIGHT:
-      if (!strcmp(optarg, "bytes")) c->in.fold.weight = LJP_WEIGHT_BYTES;
-      else if (!strcmp(optarg, "events")) c->in.fold.weight = LJP_WEIGHT_EVENTS;
-      else if (!strcmp(optarg, "live")) c->in.fold.weight = LJP_WEIGHT_LIVE;
-      else return bad_value("weight", optarg);
+      if (cli_parse_weight(optarg, &c->in.fold.weight))
+        return bad_value("weight", optarg);
       break;
     case OPT_STACK:
-      if (!strcmp(optarg, "merged")) c->in.fold.view = LJP_VIEW_MERGED;
-      else if (!strcmp(optarg, "lua")) c->in.fold.view = LJP_VIEW_LUA;
-      else if (!strcmp(optarg, "host")) c->in.fold.view = LJP_VIEW_HOST;
-      else if (!strcmp(optarg, "reference")) c->in.fold.view = LJP_VIEW_REFERENCE;
-      else return bad_value("stack", optarg);
+      if (cli_parse_stack(optarg, &c->in.fold.view))
+        return bad_value("stack", optarg);
       break;
     case OPT_VMSTATE:
       if (cli_parse_vmstate(optarg, argc, argv, &optind, &c->in.fold.vmstate))

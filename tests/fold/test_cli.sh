@@ -17,6 +17,10 @@ mp=$data/captures/mp_basic_jitoff.bin
 "$fold" --bogus "$sp" >/dev/null 2>"$tmp/err"; [ $? -eq 2 ] && grep -q "Try 'ljpfold --help'" "$tmp/err"; check "unknown option exits 2" $?
 "$fold" >/dev/null 2>&1; [ $? -eq 2 ]; check "no input exits 2" $?
 "$fold" --stack=sideways "$sp" >/dev/null 2>&1; [ $? -eq 2 ]; check "bad --stack exits 2" $?
+# --stack takes what ljpsvg's takes: reference merges as --format=tarantool.
+"$fold" --stack=reference "$sp" | awk '{ print $NF }' | sort -n > "$tmp/ref"
+"$fold" --format=tarantool "$sp" | awk '{ print $NF }' | sort -n | cmp -s - "$tmp/ref" && [ "$(wc -l < "$tmp/ref")" -gt 1 ]; check "--stack=reference" $?
+"$fold" --weight=heavy "$mp" >/dev/null 2>&1; [ $? -eq 2 ]; check "bad --weight exits 2" $?
 "$fold" --flavor=bogus "$sp" >/dev/null 2>&1; [ $? -eq 2 ]; check "bad --flavor exits 2" $?
 "$dump" --flavor=bogus "$sp" >/dev/null 2>&1; [ $? -eq 2 ]; check "ljpdump bad --flavor exits 2" $?
 "$fold" --flavor=luajit "$sp" >/dev/null; check "--flavor=luajit" $?
