@@ -9,6 +9,7 @@
  */
 #include "import.h"
 
+#include "cli.h"
 #include "cli_names.h"
 
 #include "intern.h"
@@ -1075,15 +1076,12 @@ import_result import_file(importer *im, const char *path, int64_t *profile_id,
       goto fatal;
     }
   }
-  im->r = ljp_reader_new();
+  ljp_status s = cli_reader_open(&im->r, path, in.fd, NULL, 0,
+                                 LJP_FLAVOR_AUTO, im->opt.limits);
   if (!im->r) {
     msgf(im, "out of memory");
     goto failed;
   }
-  if (im->opt.limits)
-    ljp_reader_set_limits(im->r, im->opt.limits);
-  ljp_status s = in.fd >= 0 ? ljp_reader_open_fd(im->r, in.fd)
-                            : ljp_reader_open_path(im->r, path);
   if (s != LJP_OK) {
     msgf(im, "%s", ljp_reader_error(im->r));
     goto failed;

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "folded.h"
 
 #define CHUNK ((size_t)1 << 20)
@@ -58,13 +59,11 @@ static int read_profile(const char *path, int fd, const void *mem,
                         size_t memlen, const input_opts *o, ljp_tree *after,
                         input_result *res)
 {
-  ljp_reader *r = ljp_reader_new();
+  ljp_reader *r;
+  ljp_status st = cli_reader_open(&r, path, fd, mem, memlen, LJP_FLAVOR_AUTO,
+                                  &o->limits);
   if (!r)
     return fail(res, "%s", "out of memory");
-  ljp_reader_set_limits(r, &o->limits);
-  ljp_status st = mem ? ljp_reader_open_memory(r, mem, memlen)
-                  : fd >= 0 ? ljp_reader_open_fd(r, fd)
-                            : ljp_reader_open_path(r, path);
   int rc;
   if (st != LJP_OK)
     rc = fail(res, "%s", ljp_reader_error(r));

@@ -51,17 +51,29 @@ const char *cli_input_name(const char *path) {
   return strcmp(path, "-") == 0 ? "<stdin>" : path;
 }
 
+ljp_status cli_reader_open(ljp_reader **out, const char *path, int fd,
+                           const void *mem, size_t len, ljp_flavor flavor,
+                           const ljp_limits *limits) {
+  ljp_reader *r = *out = ljp_reader_new();
+  if (!r)
+    return LJP_E_NOMEM;
+  if (flavor != LJP_FLAVOR_AUTO)
+    ljp_reader_set_flavor(r, flavor);
+  if (limits)
+    ljp_reader_set_limits(r, limits);
+  return mem ? ljp_reader_open_memory(r, mem, len)
+         : fd >= 0 ? ljp_reader_open_fd(r, fd)
+                   : ljp_reader_open_path(r, path);
+}
+
 ljp_reader *cli_open_reader(const char *path, ljp_flavor flavor) {
-  ljp_reader *r = ljp_reader_new();
+  ljp_reader *r;
+  int fd = strcmp(path, "-") == 0 ? 0 : -1;
+  ljp_status st = cli_reader_open(&r, path, fd, NULL, 0, flavor, cli_limits());
   if (!r) {
     cli_error("%s: out of memory", cli_input_name(path));
     return NULL;
   }
-  if (flavor != LJP_FLAVOR_AUTO)
-    ljp_reader_set_flavor(r, flavor);
-  ljp_reader_set_limits(r, cli_limits());
-  ljp_status st = strcmp(path, "-") == 0 ? ljp_reader_open_fd(r, 0)
-                                         : ljp_reader_open_path(r, path);
   if (st != LJP_OK) {
     cli_error("%s: %s", cli_input_name(path), ljp_reader_error(r));
     ljp_reader_free(r);

@@ -42,6 +42,16 @@ const char *cli_input_name(const char *path);
 /* Opens path ("-" = standard input) with a new reader.  On failure prints
  * "prog: path: reason" and returns NULL. */
 ljp_reader *cli_open_reader(const char *path, ljp_flavor flavor);
+/* The one way the tools open a profile, for those that report errors their
+ * own way (ljpsvg, ljpdb's importer): a new reader with flavor (unless
+ * LJP_FLAVOR_AUTO) and limits (unless NULL), opened on mem when it is not
+ * NULL, else on fd when it is >= 0, else on path.  Prints nothing.  Returns
+ * the open status; *out is the reader, also on failure so that its error
+ * can be read (the caller frees it), and NULL only when out of memory
+ * (LJP_E_NOMEM). */
+ljp_status cli_reader_open(ljp_reader **out, const char *path, int fd,
+                           const void *mem, size_t len, ljp_flavor flavor,
+                           const ljp_limits *limits);
 /* Reports the reader's error: "prog: path: offset N: what". */
 void cli_reader_error(const char *path, const ljp_reader *r);
 /* Drains r to its end, calling fn for every event; reports an error as
