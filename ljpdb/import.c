@@ -170,7 +170,7 @@ static void bind_text(sqlite3_stmt *st, int i, const char *s, size_t n) {
  * (size_t)-1 when out of memory. */
 static size_t frame_name(importer *im, const ljp_frame *f) {
   cli_namebuf b = {im->name, im->name_cap, 1};
-  size_t n = cli_frame_name(&b, f, LJP_NAME_DEFAULT, im->flavor);
+  size_t n = cli_frame_name(&b, f, LJP_NAME_DEFAULT, im->flavor, NULL);
   im->name = b.p;
   im->name_cap = b.cap;
   return n;

@@ -19,7 +19,7 @@
 static void frame(FILE *out, const ljp_frame *f, ljp_flavor flavor) {
   char small[512];
   cli_namebuf b = {small, sizeof(small), 0};
-  size_t n = cli_frame_name(&b, f, LJP_NAME_ADDRESSES, flavor);
+  size_t n = cli_frame_name(&b, f, LJP_NAME_ADDRESSES, flavor, NULL);
   if (n == (size_t)-1)
     fputs("null", out);
   else

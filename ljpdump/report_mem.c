@@ -17,6 +17,7 @@
  * name buffer, index sort): see the end of reports.h.
  */
 #include "cli_hash.h"
+#include "cli_names.h"
 #include "json.h"
 #include "reports.h"
 
@@ -157,24 +158,11 @@ size_t rep_frame_name_src(rep_namebuf *nb, const ljp_frame *f,
                           ljp_name_style style, ljp_flavor flavor,
                           ljp_srcnames *src)
 {
-  if (!nb->buf) {
-    nb->buf = malloc(256);
-    if (!nb->buf)
-      return SIZE_MAX;
-    nb->cap = 256;
-  }
-  size_t n = ljp_frame_name_src(f, style, flavor, src, nb->buf, nb->cap);
-  if (n >= nb->cap) {
-    char *b = realloc(nb->buf, n + 1);
-    if (!b)
-      return SIZE_MAX;
-    nb->buf = b;
-    nb->cap = n + 1;
-    n = ljp_frame_name_src(f, style, flavor, src, nb->buf, nb->cap);
-    if (n >= nb->cap)
-      n = nb->cap - 1;
-  }
-  return n;
+  cli_namebuf b = {nb->buf, nb->cap, 1};
+  size_t n = cli_frame_name(&b, f, style, flavor, src);
+  nb->buf = b.p;
+  nb->cap = b.cap;
+  return n == (size_t)-1 ? SIZE_MAX : n;
 }
 
 int rep_sort_u32(uint32_t *a, size_t n,

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 
 size_t cli_frame_name(cli_namebuf *b, const ljp_frame *f, ljp_name_style style,
-                      ljp_flavor flavor) {
-  size_t n = ljp_frame_name(f, style, flavor, b->p, b->cap);
+                      ljp_flavor flavor, ljp_srcnames *src) {
+  size_t n = ljp_frame_name_src(f, style, flavor, src, b->p, b->cap);
   if (n < b->cap)
     return n;
   if (n == (size_t)-1)
@@ -19,7 +19,7 @@ size_t cli_frame_name(cli_namebuf *b, const ljp_frame *f, ljp_name_style style,
   b->p = p;
   b->cap = cap;
   b->owned = 1;
-  return ljp_frame_name(f, style, flavor, b->p, b->cap);
+  return ljp_frame_name_src(f, style, flavor, src, b->p, b->cap);
 }
 
 void cli_namebuf_free(cli_namebuf *b) {

@@ -19,10 +19,12 @@ typedef struct cli_namebuf {
   int owned;
 } cli_namebuf;
 
-/* Formats f into b->p, NUL-terminated and whole; returns its length, or
- * (size_t)-1 when out of memory (b is then unchanged and still valid). */
+/* Formats f into b->p, NUL-terminated and whole (with src, as
+ * ljp_frame_name_src names it; src may be NULL); returns its length, or
+ * (size_t)-1 when out of memory (b is then unchanged and still valid).
+ * b->p may start NULL with cap 0 and owned 1. */
 size_t cli_frame_name(cli_namebuf *b, const ljp_frame *f, ljp_name_style style,
-                      ljp_flavor flavor);
+                      ljp_flavor flavor, ljp_srcnames *src);
 
 /* Frees what cli_frame_name allocated; b may be reused afterwards only after
  * being set up again. */
