@@ -17,14 +17,8 @@
 
 /* The whole name, however long; out of memory, null stands in for it. */
 static void frame(FILE *out, const ljp_frame *f, ljp_flavor flavor) {
-  char small[512];
-  cli_namebuf b = {small, sizeof(small), 0};
-  size_t n = cli_frame_name(&b, f, LJP_NAME_ADDRESSES, flavor, NULL);
-  if (n == (size_t)-1)
+  if (cli_put_frame_name(out, f, LJP_NAME_ADDRESSES, flavor, json_str))
     fputs("null", out);
-  else
-    json_str(out, b.p, n);
-  cli_namebuf_free(&b);
 }
 
 /* frames[] is innermost first in the stream: written outermost first. */

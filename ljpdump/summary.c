@@ -215,14 +215,8 @@ static void put_escaped(FILE *out, const char *s, size_t n) {
 /* The whole name, however long: a name cut short would read as another
  * function's.  Out of memory, the line says so rather than lying. */
 static void put_frame(FILE *out, const ljp_frame *f, ljp_flavor flavor) {
-  char small[512];
-  cli_namebuf b = {small, sizeof(small), 0};
-  size_t n = cli_frame_name(&b, f, LJP_NAME_ADDRESSES, flavor, NULL);
-  if (n == (size_t)-1)
+  if (cli_put_frame_name(out, f, LJP_NAME_ADDRESSES, flavor, put_escaped))
     fputs("(name: out of memory)", out);
-  else
-    put_escaped(out, b.p, n);
-  cli_namebuf_free(&b);
 }
 
 int events_print(const ljp_reader *r, const ljp_event *ev, ljp_flavor flavor,

@@ -22,6 +22,18 @@ size_t cli_frame_name(cli_namebuf *b, const ljp_frame *f, ljp_name_style style,
   return ljp_frame_name_src(f, style, flavor, src, b->p, b->cap);
 }
 
+int cli_put_frame_name(FILE *out, const ljp_frame *f, ljp_name_style style,
+                       ljp_flavor flavor,
+                       void (*put)(FILE *, const char *, size_t)) {
+  char small[512];
+  cli_namebuf b = {small, sizeof(small), 0};
+  size_t n = cli_frame_name(&b, f, style, flavor, NULL);
+  if (n != (size_t)-1)
+    put(out, b.p, n);
+  cli_namebuf_free(&b);
+  return n == (size_t)-1 ? -1 : 0;
+}
+
 void cli_namebuf_free(cli_namebuf *b) {
   if (b->owned)
     free(b->p);

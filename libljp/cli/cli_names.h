@@ -9,6 +9,7 @@
 #include "ljp.h"
 
 #include <stddef.h>
+#include <stdio.h>
 
 /* p holds cap bytes.  When owned is 0, p is the caller's storage (a stack
  * array, typically): growing then moves the name to the heap and sets
@@ -25,6 +26,13 @@ typedef struct cli_namebuf {
  * b->p may start NULL with cap 0 and owned 1. */
 size_t cli_frame_name(cli_namebuf *b, const ljp_frame *f, ljp_name_style style,
                       ljp_flavor flavor, ljp_srcnames *src);
+
+/* Writes f's whole name with put (an escaper of the caller's format),
+ * formatted in a stack buffer when it fits.  Returns 0, or -1 with nothing
+ * written when out of memory. */
+int cli_put_frame_name(FILE *out, const ljp_frame *f, ljp_name_style style,
+                       ljp_flavor flavor,
+                       void (*put)(FILE *, const char *, size_t));
 
 /* Frees what cli_frame_name allocated; b may be reused afterwards only after
  * being set up again. */
