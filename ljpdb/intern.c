@@ -118,9 +118,8 @@ struct name_entry {
 };
 
 static uint64_t name_hash(uint64_t a, uint64_t b, const char *s, size_t n) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (size_t i = 0; i < n; i++) h = (h ^ (uint8_t)s[i]) * 0x100000001b3ULL;
-  return ljp_hash64(h ^ ljp_hash64(a) ^ ljp_hash64(b + 0x51));
+  return ljp_hash64(ljp_hash_bytes(s, n) ^ ljp_hash64(a) ^
+                    ljp_hash64(b + 0x51));
 }
 
 void name_map_init(name_map *m) { memset(m, 0, sizeof *m); }

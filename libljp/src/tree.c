@@ -88,22 +88,11 @@ struct ljp_tree {
 /* Hashing                                                                  */
 /* ------------------------------------------------------------------------ */
 
-/* Word-at-a-time hash: names are hashed once per intern, so it only has to
- * be fast on long C++-ish symbol names, not cryptographically good. */
+/* A name's hash with its frame class mixed in: the same text in another
+ * class is another frame. */
 static uint64_t hash_bytes(const char *s, size_t n, unsigned cls)
 {
-  uint64_t h = 0x9e3779b97f4a7c15ull * (n + 1) + cls;
-  while (n >= 8) {
-    uint64_t v;
-    memcpy(&v, s, 8);
-    h = (h ^ v) * 0xff51afd7ed558ccdull;
-    h ^= h >> 32;
-    s += 8;
-    n -= 8;
-  }
-  uint64_t v = 0;
-  memcpy(&v, s, n);
-  return ljp_hash64(h ^ v);
+  return ljp_hash64(ljp_hash_bytes(s, n) ^ cls);
 }
 
 static uint64_t hash_pair(uint32_t parent, uint32_t frame)
