@@ -21,9 +21,8 @@
  * profiling and at exit() (os.exit without closing the state).
  */
 #ifndef _GNU_SOURCE
-#define _GNU_SOURCE 1   /* dladdr, RTLD_NODELETE */
+#define _GNU_SOURCE 1   /* O_CLOEXEC */
 #endif
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -35,6 +34,7 @@
 
 #include "cap_mem.h"
 #include "ljp_capture.h"
+#include "lua_file.h"
 
 #define STREAM_BUFFER_SIZE ((size_t)256 * 1024)
 
@@ -46,43 +46,13 @@ static file_ctx fctx = {-1};
 
 static size_t file_writer(const void **data, size_t len, void *ctx)
 {
-  file_ctx *f = ctx;
-  const char *p = *data;
-  size_t done = 0;
-  while (done < len) {
-    ssize_t n = write(f->fd, p + done, len - done);
-    if (n < 0) {
-      if (errno == EINTR)
-        continue;
-      return done;        /* errno tells why */
-    }
-    if (n == 0) {
-      errno = EIO;
-      return done;
-    }
-    done += (size_t)n;
-  }
-  return done;
+  return ljp__lua_fd_write(((file_ctx *)ctx)->fd, *data, len);
 }
 
 static int file_on_stop(void *ctx, uint8_t *buf)
 {
-  file_ctx *f = ctx;
-  int r = 0;
   free(buf);
-  if (f->fd >= 0) {
-    r = close(f->fd);
-    f->fd = -1;
-  }
-  return r;
-}
-
-static int push_error(lua_State *L, const char *msg, int err)
-{
-  lua_pushnil(L);
-  lua_pushstring(L, msg);
-  lua_pushinteger(L, err);
-  return 3;
+  return ljp__lua_fd_close(&((file_ctx *)ctx)->fd);
 }
 
 static int l_start(lua_State *L)
@@ -91,14 +61,14 @@ static int l_start(lua_State *L)
   const char *path;
   int st;
   if (lua_type(L, 1) != LUA_TSTRING)
-    return push_error(L, "profiler misuse", EINVAL);
+    return ljp__lua_push_error(L, "profiler misuse", EINVAL);
   path = lua_tostring(L, 1);
   if (ljp_memprof_running())
-    return push_error(L, "profiler is running already", EINVAL);
+    return ljp__lua_push_error(L, "profiler is running already", EINVAL);
   memset(&o, 0, sizeof o);
   o.buf = malloc(STREAM_BUFFER_SIZE);
   if (!o.buf)
-    return push_error(L, "not enough memory", ENOMEM);
+    return ljp__lua_push_error(L, "not enough memory", ENOMEM);
   fctx.fd = open(path, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0644);
   if (fctx.fd < 0) {
     int e = errno;
@@ -118,9 +88,9 @@ static int l_start(lua_State *L)
     lua_pushboolean(L, 1);
     return 1;
   case LJP_CAPTURE_ERRRUN:
-    return push_error(L, "profiler is running already", EINVAL);
+    return ljp__lua_push_error(L, "profiler is running already", EINVAL);
   case LJP_CAPTURE_ERRMEM:
-    return push_error(L, "not enough memory", ENOMEM);
+    return ljp__lua_push_error(L, "not enough memory", ENOMEM);
   case LJP_CAPTURE_ERRIO: {
     int e = errno ? errno : EIO;
     lua_pushnil(L);
@@ -129,7 +99,7 @@ static int l_start(lua_State *L)
     return 3;
   }
   default:
-    return push_error(L, "profiler misuse", EINVAL);
+    return ljp__lua_push_error(L, "profiler misuse", EINVAL);
   }
 }
 
@@ -137,7 +107,7 @@ static int l_stop(lua_State *L)
 {
   int st;
   if (!ljp_memprof_running())
-    return push_error(L, "profiler is not running", EINVAL);
+    return ljp__lua_push_error(L, "profiler is not running", EINVAL);
   st = ljp_memprof_stop(L);
   switch (st) {
   case LJP_CAPTURE_SUCCESS:
@@ -145,12 +115,12 @@ static int l_stop(lua_State *L)
     return 1;
   case LJP_CAPTURE_ERRIO: {
     int e = errno ? errno : EIO;
-    return push_error(L, strerror(e), e);
+    return ljp__lua_push_error(L, strerror(e), e);
   }
   case LJP_CAPTURE_ERRRUN:
-    return push_error(L, "profiler is not running", EINVAL);
+    return ljp__lua_push_error(L, "profiler is not running", EINVAL);
   default:
-    return push_error(L, "profiler misuse", EINVAL);
+    return ljp__lua_push_error(L, "profiler misuse", EINVAL);
   }
 }
 
@@ -209,10 +179,7 @@ LJP_CAPTURE_API int luaopen_ljp_memprof(lua_State *L)
     /* The allocator wrapper, the sentinel's __gc and the atexit handler
      * live in this object: keep it mapped even when the state that
      * loaded it unloads it. */
-    Dl_info info;
-    if (dladdr((void *)&fctx, &info) && info.dli_fname)
-      dlopen(info.dli_fname, RTLD_NOW | RTLD_NODELETE);
-    atexit(at_exit);
+    ljp__lua_pin_module(&fctx, at_exit);
     pinned = 1;
   }
   lua_createtable(L, 0, 4);

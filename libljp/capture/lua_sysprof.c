@@ -16,9 +16,8 @@
  * (os.exit without closing the state).
  */
 #ifndef _GNU_SOURCE
-#define _GNU_SOURCE 1   /* dladdr, RTLD_NODELETE */
+#define _GNU_SOURCE 1   /* O_CLOEXEC */
 #endif
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -30,6 +29,7 @@
 
 #include "cap_internal.h"
 #include "ljp_capture.h"
+#include "lua_file.h"
 
 #define STREAM_BUFFER_SIZE ((size_t)8 * 1024 * 1024)
 
@@ -43,44 +43,18 @@ static lua_State *running_L;
 
 static size_t file_writer(const void **data, size_t len, void *ctx)
 {
-  file_ctx *f = ctx;
-  const char *p = *data;
-  size_t done = 0;
-  while (done < len) {
-    ssize_t n = write(f->fd, p + done, len - done);
-    if (n < 0) {
-      if (errno == EINTR)
-        continue;
-      return done;        /* errno tells why */
-    }
-    done += (size_t)n;
-  }
-  return done;
+  return ljp__lua_fd_write(((file_ctx *)ctx)->fd, *data, len);
 }
 
 static int file_on_stop(void *ctx, uint8_t *buf)
 {
-  file_ctx *f = ctx;
-  int r = 0;
-  (void)buf;
-  if (f->fd >= 0) {
-    r = close(f->fd);
-    f->fd = -1;
-  }
-  return r;
-}
-
-static int push_error(lua_State *L, const char *msg, int err)
-{
-  lua_pushnil(L);
-  lua_pushstring(L, msg);
-  lua_pushinteger(L, err);
-  return 3;
+  (void)buf;   /* buf_token: the encoder owns the buffer */
+  return ljp__lua_fd_close(&((file_ctx *)ctx)->fd);
 }
 
 static int misuse(lua_State *L)
 {
-  return push_error(L, "profiler misuse", EINVAL);
+  return ljp__lua_push_error(L, "profiler misuse", EINVAL);
 }
 
 static int l_start(lua_State *L)
@@ -140,7 +114,7 @@ static int l_start(lua_State *L)
   }
   lua_settop(L, 1);
   if (cap_S.running)
-    return push_error(L, "profiler is running already", EINVAL);
+    return ljp__lua_push_error(L, "profiler is running already", EINVAL);
 
   ljp_capture_set_writer(file_writer);
   ljp_capture_set_on_stop(file_on_stop);
@@ -149,7 +123,7 @@ static int l_start(lua_State *L)
     fctx.fd = open(path, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0644);
     if (fctx.fd < 0) {
       int e = errno;
-      return push_error(L, strerror(e), e);
+      return ljp__lua_push_error(L, strerror(e), e);
     }
     o.buf = &buf_token;
     o.len = STREAM_BUFFER_SIZE;
@@ -161,12 +135,12 @@ static int l_start(lua_State *L)
     lua_pushboolean(L, 1);
     return 1;
   case LJP_CAPTURE_ERRRUN:
-    return push_error(L, "profiler is running already", EINVAL);
+    return ljp__lua_push_error(L, "profiler is running already", EINVAL);
   case LJP_CAPTURE_ERRMEM:
-    return push_error(L, "not enough memory", ENOMEM);
+    return ljp__lua_push_error(L, "not enough memory", ENOMEM);
   case LJP_CAPTURE_ERRIO: {
     int e = errno ? errno : EIO;
-    return push_error(L, strerror(e), e);
+    return ljp__lua_push_error(L, strerror(e), e);
   }
   default:
     return misuse(L);
@@ -177,7 +151,7 @@ static int l_stop(lua_State *L)
 {
   int st;
   if (!cap_S.running)
-    return push_error(L, "profiler is not running", EINVAL);
+    return ljp__lua_push_error(L, "profiler is not running", EINVAL);
   st = ljp_capture_stop(L);
   running_L = NULL;
   switch (st) {
@@ -186,10 +160,10 @@ static int l_stop(lua_State *L)
     return 1;
   case LJP_CAPTURE_ERRIO: {
     int e = errno ? errno : EIO;
-    return push_error(L, strerror(e), e);
+    return ljp__lua_push_error(L, strerror(e), e);
   }
   case LJP_CAPTURE_ERRRUN:
-    return push_error(L, "profiler is not running", EINVAL);
+    return ljp__lua_push_error(L, "profiler is not running", EINVAL);
   default:
     return misuse(L);
   }
@@ -261,10 +235,7 @@ LJP_CAPTURE_API int luaopen_ljp_sysprof(lua_State *L)
   if (!pinned) {
     /* The sentinel's __gc and the atexit handler live in this object:
      * keep it mapped even when the state that loaded it unloads it. */
-    Dl_info info;
-    if (dladdr((void *)&fctx, &info) && info.dli_fname)
-      dlopen(info.dli_fname, RTLD_NOW | RTLD_NODELETE);
-    atexit(at_exit);
+    ljp__lua_pin_module(&fctx, at_exit);
     pinned = 1;
   }
   lua_createtable(L, 0, 3);
