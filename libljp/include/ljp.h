@@ -641,6 +641,53 @@ typedef int (*ljp_emit_fn)(void *ctx, const char *line, size_t len);
 LJP_API ljp_status ljp_tree_write_folded(const ljp_tree *t, int64_t min_weight,
                                          ljp_emit_fn emit, void *ctx);
 
+/* What a frame is beyond its name: the profile model's frame attributes.
+ * The folder records them for every frame it interns from a stream; frames
+ * interned by name alone (folded text, ljp_tree_intern) have kind
+ * LJP_FRAME_NONE and zeros.  Strings live as long as the tree. */
+typedef struct ljp_frame_info {
+  ljp_frame_kind kind;     /* LUA, CFUNC, FFUNC, HOST, TRACE; NONE for VM
+                              pseudo frames and frames from text */
+  const char *chunk;       /* Lua functions and traces: the chunk name
+                              ("@a.lua") of the function; else NULL */
+  size_t chunk_len;
+  uint64_t def_line;       /* Lua: the function's first line; trace: the
+                              trace's start line; else 0 */
+  uint64_t line;           /* the current line, for trees whose frames are
+                              keyed by line (ljp_fold_options.lines); else 0 */
+  uint64_t address;        /* Lua: proto address; CFUNC/HOST: the symbol's
+                              address (the PC when unresolved); FFUNC: the
+                              ffid; TRACE: the trace number; VM: the state */
+  const char *function;    /* the function's name from its source
+                              (ljp_fold_options.sources), or NULL */
+} ljp_frame_info;
+
+/* The attributes of frame (zeros for frames interned by name alone).
+ * LJP_E_ARG for a bad id. */
+LJP_API ljp_status ljp_tree_frame_info(const ljp_tree *t, uint32_t frame,
+                                       ljp_frame_info *out);
+/* Records the attributes of frame (strings copied); the folder calls it,
+ * a program building its own tree may too.  LJP_E_ARG, LJP_E_NOMEM. */
+LJP_API ljp_status ljp_tree_set_frame_info(ljp_tree *t, uint32_t frame,
+                                           const ljp_frame_info *in);
+/* Like ljp_tree_intern, but frames of the same (name, class) with different
+ * lines are different frames (ljpdb's call paths keep the line a function
+ * was at).  ljp_tree_intern(...) is ljp_tree_intern_line(..., 0). */
+LJP_API uint32_t ljp_tree_intern_line(ljp_tree *t, const char *name,
+                                      size_t len, ljp_class cls,
+                                      uint64_t line);
+
+/* Function view of a tree: per frame id f (1..ljp_tree_frame_count()),
+ * self[f] is the self weight of the nodes whose frame is f, and total[f]
+ * the weight of the stacks that contain f, each stack counted once however
+ * often f recurs in it (so total[f] <= the tree's total for positive
+ * weights).  Frames that share a name but not a line are separate.
+ * self and total have n entries (n > ljp_tree_frame_count(); index 0 is
+ * unused and set to 0); either may be NULL.  LJP_E_ARG when n is too
+ * small, LJP_E_NOMEM. */
+LJP_API ljp_status ljp_tree_rollup(const ljp_tree *t, int64_t *self,
+                                   int64_t *total, size_t n);
+
 /* ------------------------------------------------------------------------ */
 /* Profile aggregation: events into a call tree                             */
 /* ------------------------------------------------------------------------ */
@@ -674,6 +721,11 @@ typedef struct ljp_fold_options {
                               start function instead of the trace) */
   ljp_srcnames *sources;   /* function names from sources, or NULL; not
                               owned, must outlive the folder */
+  int lines;               /* 1: Lua and trace frames are keyed by their
+                              current line too (ljp_tree_intern_line): a
+                              function at two lines is two frames of the
+                              same name.  Folded output would repeat
+                              names; ljpdb keeps lines in its call paths */
 } ljp_fold_options;
 
 typedef struct ljp_folder ljp_folder;
@@ -687,6 +739,30 @@ LJP_API void ljp_folder_free(ljp_folder *f);
  * reader that returned ev.  Returns LJP_OK or LJP_E_NOMEM. */
 LJP_API ljp_status ljp_folder_add(ljp_folder *f, const ljp_reader *r,
                                   const ljp_event *ev);
+
+/* One folded event as the model keeps it: where its weight went, and the
+ * per-sample metadata the stream carries.  The tree holds the aggregate;
+ * a consumer that wants every sample (ljpdb's rows, speedscope's time
+ * order) takes them from here, so memory stays bounded by distinct stacks
+ * unless the consumer itself keeps samples. */
+typedef struct ljp_fold_sample {
+  uint32_t leaf;           /* the node whose stack the weight went to; 0
+                              when the event added nothing (symbols, a free
+                              under a weight that ignores frees) */
+  int64_t weight;          /* weight added at leaf (LIVE: the new block's
+                              size; the weight a free took back went to
+                              the freed block's own stack) */
+  int vmstate;             /* samples: LJP_VMST_*; memory events: -1 */
+  int has_time;            /* x1 samples: time_ns, coro and flags are set */
+  uint64_t time_ns;
+  uint64_t coro;
+  uint32_t flags;          /* LJP_SAMPLE_* */
+} ljp_fold_sample;
+
+/* ljp_folder_add, and out (may be NULL) describes what the event added. */
+LJP_API ljp_status ljp_folder_add_ex(ljp_folder *f, const ljp_reader *r,
+                                     const ljp_event *ev,
+                                     ljp_fold_sample *out);
 
 /* ------------------------------------------------------------------------ */
 /* Writer (encoder)                                                         */
