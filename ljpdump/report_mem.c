@@ -13,6 +13,15 @@
  *   - HEAP SUMMARY sums ALLOC rows and primary entries by *name*.
  * Memory grows with distinct locations and live chunks, not with events.
  *
+ * These tables are the report's own, not the profile model's (ljp_folder
+ * into ljp_tree), because the model cannot give these rows: it keys a site
+ * by its name (chunk; function; line) and weighs it by bytes, events or
+ * live bytes, while the reference keys a row by location (address, line,
+ * trace number and, in the generation era, the symbol's definition) and
+ * names it after its first event -- two locations of one name are two
+ * rows, a location renamed mid-stream stays one -- and its REALLOC and
+ * FREE rows list the location that allocated each chunk they took over.
+ *
  * Also home of the small helpers both report modules share (string pool,
  * name buffer, index sort): see the end of reports.h.
  */
@@ -881,123 +890,197 @@ static int cmp_heap(uint32_t a, uint32_t b, const void *vctx)
   return rep_strpool_cmp(ctx->m->names, a, b);
 }
 
-static void put_name(const memreport *m, uint32_t id, FILE *out)
+/* A name as the text report writes it, or as a JSON string. */
+static void put_name(const memreport *m, uint32_t id, int json, FILE *out)
 {
   size_t len;
   const char *s = rep_strpool_get(m->names, id, &len);
-  fwrite(s, 1, len, out);
+  if (json)
+    json_str(out, s, len);
+  else
+    fwrite(s, 1, len, out);
 }
 
-static int print_section(memreport *m, int sec, enum size_style sst,
+/* The rows of section sec in report order (malloc'ed), or NULL when out of
+ * memory. */
+static uint32_t *section_rows(const memreport *m, int sec, size_t *n)
+{
+  struct sortctx ctx = {m, NULL};
+  uint32_t *ids = malloc((m->nrows ? m->nrows : 1) * sizeof *ids);
+  *n = 0;
+  if (!ids)
+    return NULL;
+  for (size_t i = 0; i < m->nlocs; i++)
+    if (m->locs[i].row[sec] != NONE32)
+      ids[(*n)++] = m->locs[i].row[sec];
+  if (rep_sort_u32(ids, *n, cmp_rows, &ctx) != 0) {
+    free(ids);
+    return NULL;
+  }
+  return ids;
+}
+
+/* The names of a row's primary entries ("Overrides") in name order, into
+ * *buf (grown as needed); their count, or SIZE_MAX when out of memory. */
+static size_t row_overrides(const memreport *m, const struct row *r,
+                            uint32_t **buf, size_t *cap)
+{
+  struct sortctx ctx = {m, NULL};
+  if (!r->nprim)
+    return 0;
+  if (grow(buf, cap, r->nprim, sizeof **buf) != 0)
+    return SIZE_MAX;
+  size_t k = 0;
+  for (uint32_t p = r->prim; p != NONE32; p = m->prims[p].next)
+    (*buf)[k++] = m->prims[p].name;
+  return rep_sort_u32(*buf, k, cmp_names, &ctx) != 0 ? SIZE_MAX : k;
+}
+
+/* One section, as `luajit -tm` prints it or as a JSON array of rows (sizes
+ * in bytes). */
+static int print_section(memreport *m, int sec, enum size_style sst, int json,
                          FILE *out)
 {
   static const char *const titles[] = {"ALLOCATIONS", "REALLOCATIONS",
                                        "DEALLOCATIONS"};
-  struct sortctx ctx = {m, NULL};
-  size_t n = 0;
-  uint32_t *ids = malloc((m->nrows ? m->nrows : 1) * sizeof *ids);
+  static const char *const keys[] = {"allocations", "reallocations",
+                                     "deallocations"};
+  size_t n;
+  uint32_t *ids = section_rows(m, sec, &n);
   if (!ids)
     return -2;
-  for (size_t i = 0; i < m->nlocs; i++)
-    if (m->locs[i].row[sec] != NONE32)
-      ids[n++] = m->locs[i].row[sec];
-  if (rep_sort_u32(ids, n, cmp_rows, &ctx) != 0) {
-    free(ids);
-    return -2;
-  }
-  fprintf(out, "%s\n", titles[sec]);
+  if (json)
+    fprintf(out, "    \"%s\": [", keys[sec]);
+  else
+    fprintf(out, "%s\n", titles[sec]);
   uint32_t *prim = NULL;
   size_t capprim = 0;
   int rc = 0;
-  for (size_t i = 0; i < n && rc == 0; i++) {
+  for (size_t i = 0; i < n; i++) {
     const struct row *r = &m->rows[ids[i]];
+    size_t k = row_overrides(m, r, &prim, &capprim);
+    if (k == SIZE_MAX) {
+      rc = -2;
+      break;
+    }
+    if (json) {
+      fputs(i ? ",\n      {\"location\": " : "\n      {\"location\": ", out);
+      put_name(m, r->name, 1, out);
+      fprintf(out, ", \"events\": %" PRIu64 ", \"allocated\": %" PRIu64
+                   ", \"freed\": %" PRIu64, r->num, r->alloc, r->free);
+      if (k)
+        fputs(", \"overrides\": [", out);
+      for (size_t j = 0; j < k; j++) {
+        fputs(j ? ", " : "", out);
+        put_name(m, prim[j], 1, out);
+      }
+      fputs(k ? "]}" : "}", out);
+      continue;
+    }
     char a[64], f[64];
     fmt_size(a, sizeof a, (int64_t)r->alloc, sst);
     fmt_size(f, sizeof f, (int64_t)r->free, sst);
-    put_name(m, r->name, out);
+    put_name(m, r->name, 0, out);
     fprintf(out, ": %" PRIu64 " events\t+%s\t-%s\n", r->num, a, f);
-    if (!r->nprim)
-      continue;
-    if (grow(&prim, &capprim, r->nprim, sizeof *prim) != 0) {
-      rc = -2;
-      break;
-    }
-    size_t k = 0;
-    for (uint32_t p = r->prim; p != NONE32; p = m->prims[p].next)
-      prim[k++] = m->prims[p].name;
-    if (rep_sort_u32(prim, k, cmp_names, &ctx) != 0) {
-      rc = -2;
-      break;
-    }
-    fputs("\tOverrides:\n", out);
+    if (k)
+      fputs("\tOverrides:\n", out);
     for (size_t j = 0; j < k; j++) {
       fputs("\t\t", out);
-      put_name(m, prim[j], out);
+      put_name(m, prim[j], 0, out);
       fputc('\n', out);
     }
-    fputc('\n', out);
+    if (k)
+      fputc('\n', out);
   }
   if (rc == 0)
-    fputc('\n', out);
+    fputs(!json ? "\n" : n ? "\n    ],\n" : "],\n", out);
   free(prim);
   free(ids);
   return rc;
 }
 
-static int print_heap_summary(memreport *m, enum size_style sst, FILE *out)
+/* HEAP SUMMARY: per name, the bytes its allocations still hold. */
+struct heap_sum {
+  int64_t *dbytes;            /* indexed by name id */
+  uint64_t *nalloc, *nfree;
+  uint32_t *ids;              /* names holding bytes, in report order */
+  size_t n;
+};
+
+static void heap_sum_free(struct heap_sum *h)
+{
+  free(h->dbytes);
+  free(h->nalloc);
+  free(h->nfree);
+  free(h->ids);
+}
+
+/* The reference sums ALLOC rows and primary entries by name; a name is
+ * listed when its sum is positive.  -2 when out of memory. */
+static int heap_sum(const memreport *m, struct heap_sum *h)
 {
   size_t nn = strpool_count(m->names);
-  int64_t *dbytes = calloc(nn ? nn : 1, sizeof *dbytes);
-  uint64_t *nalloc = calloc(nn ? nn : 1, sizeof *nalloc);
-  uint64_t *nfree = calloc(nn ? nn : 1, sizeof *nfree);
-  uint32_t *ids = malloc((nn ? nn : 1) * sizeof *ids);
-  int rc = 0;
-  if (!dbytes || !nalloc || !nfree || !ids) {
-    rc = -2;
-    goto out;
-  }
+  h->dbytes = calloc(nn ? nn : 1, sizeof *h->dbytes);
+  h->nalloc = calloc(nn ? nn : 1, sizeof *h->nalloc);
+  h->nfree = calloc(nn ? nn : 1, sizeof *h->nfree);
+  h->ids = malloc((nn ? nn : 1) * sizeof *h->ids);
+  h->n = 0;
+  if (!h->dbytes || !h->nalloc || !h->nfree || !h->ids)
+    return -2;
   for (size_t i = 0; i < m->nlocs; i++) {
     uint32_t rid = m->locs[i].row[SEC_ALLOC];
     if (rid == NONE32 || m->rows[rid].alloc == 0)
       continue;
-    dbytes[m->rows[rid].name] += (int64_t)m->rows[rid].alloc;
-    nalloc[m->rows[rid].name] += m->rows[rid].num;
+    h->dbytes[m->rows[rid].name] += (int64_t)m->rows[rid].alloc;
+    h->nalloc[m->rows[rid].name] += m->rows[rid].num;
   }
   for (size_t i = 0; i < m->nprims; i++) {
     const struct prim *p = &m->prims[i];
     if (p->allocated > 0) {
-      dbytes[p->name] += (int64_t)p->allocated;
-      nalloc[p->name] += p->count;
+      h->dbytes[p->name] += (int64_t)p->allocated;
+      h->nalloc[p->name] += p->count;
     }
     if (p->freed > 0) {
-      dbytes[p->name] -= (int64_t)p->freed;
-      nfree[p->name] += p->count;
+      h->dbytes[p->name] -= (int64_t)p->freed;
+      h->nfree[p->name] += p->count;
     }
   }
-  size_t n = 0;
   for (size_t i = 0; i < nn; i++)
-    if (dbytes[i] > 0)
-      ids[n++] = (uint32_t)i;
-  struct sortctx ctx = {m, dbytes};
-  if (rep_sort_u32(ids, n, cmp_heap, &ctx) != 0) {
-    rc = -2;
-    goto out;
+    if (h->dbytes[i] > 0)
+      h->ids[h->n++] = (uint32_t)i;
+  struct sortctx ctx = {m, h->dbytes};
+  return rep_sort_u32(h->ids, h->n, cmp_heap, &ctx) != 0 ? -2 : 0;
+}
+
+static int print_heap_summary(memreport *m, enum size_style sst, int json,
+                              FILE *out)
+{
+  struct heap_sum h;
+  int rc = heap_sum(m, &h);
+  if (rc != 0) {
+    heap_sum_free(&h);
+    return rc;
   }
-  fputs("HEAP SUMMARY:\n", out);
-  for (size_t i = 0; i < n; i++) {
-    char s[64];
-    fmt_size(s, sizeof s, dbytes[ids[i]], sst);
-    put_name(m, ids[i], out);
-    fprintf(out, " holds %s: %" PRIu64 " allocs, %" PRIu64 " frees\n", s,
-            nalloc[ids[i]], nfree[ids[i]]);
+  fputs(json ? "    \"heap_summary\": [" : "HEAP SUMMARY:\n", out);
+  for (size_t i = 0; i < h.n; i++) {
+    uint32_t id = h.ids[i];
+    if (json) {
+      fputs(i ? ",\n      {\"location\": " : "\n      {\"location\": ", out);
+      put_name(m, id, 1, out);
+      fprintf(out, ", \"holds\": %" PRId64 ", \"allocs\": %" PRIu64
+                   ", \"frees\": %" PRIu64 "}",
+              h.dbytes[id], h.nalloc[id], h.nfree[id]);
+    } else {
+      char s[64];
+      fmt_size(s, sizeof s, h.dbytes[id], sst);
+      put_name(m, id, 0, out);
+      fprintf(out, " holds %s: %" PRIu64 " allocs, %" PRIu64 " frees\n", s,
+              h.nalloc[id], h.nfree[id]);
+    }
   }
-  fputc('\n', out);
-out:
-  free(dbytes);
-  free(nalloc);
-  free(nfree);
-  free(ids);
-  return rc;
+  fputs(!json ? "\n" : h.n ? "\n    ],\n" : "],\n", out);
+  heap_sum_free(&h);
+  return 0;
 }
 
 /* "function_alias_<k>:", then every non-empty line of the chunk text
@@ -1043,9 +1126,9 @@ int memreport_print(memreport *m, FILE *out)
   int rc = 0;
   if (!m->opt.leak_only)
     for (int sec = 0; sec < SEC__N && rc == 0; sec++)
-      rc = print_section(m, sec, sst, out);
+      rc = print_section(m, sec, sst, 0, out);
   if (rc == 0)
-    rc = print_heap_summary(m, sst, out);
+    rc = print_heap_summary(m, sst, 0, out);
   if (rc == 0)
     print_aliases(m, out);
   if (rc == 0 && (ferror(out) || fflush(out) != 0))
@@ -1058,125 +1141,6 @@ int memreport_print(memreport *m, FILE *out)
 /* The report as one JSON object (ljpdump --format=json, key "report"): the
  * rows of `luajit -tm` in its order, sizes in bytes as numbers. */
 
-static void json_name(const memreport *m, uint32_t id, FILE *out)
-{
-  size_t len;
-  const char *s = rep_strpool_get(m->names, id, &len);
-  json_str(out, s, len);
-}
-
-static int json_section(memreport *m, int sec, FILE *out)
-{
-  static const char *const keys[] = {"allocations", "reallocations",
-                                     "deallocations"};
-  struct sortctx ctx = {m, NULL};
-  size_t n = 0;
-  uint32_t *ids = malloc((m->nrows ? m->nrows : 1) * sizeof *ids);
-  if (!ids)
-    return -2;
-  for (size_t i = 0; i < m->nlocs; i++)
-    if (m->locs[i].row[sec] != NONE32)
-      ids[n++] = m->locs[i].row[sec];
-  if (rep_sort_u32(ids, n, cmp_rows, &ctx) != 0) {
-    free(ids);
-    return -2;
-  }
-  fprintf(out, "    \"%s\": [", keys[sec]);
-  uint32_t *prim = NULL;
-  size_t capprim = 0;
-  int rc = 0;
-  for (size_t i = 0; i < n && rc == 0; i++) {
-    const struct row *r = &m->rows[ids[i]];
-    fputs(i ? ",\n      {\"location\": " : "\n      {\"location\": ", out);
-    json_name(m, r->name, out);
-    fprintf(out, ", \"events\": %" PRIu64 ", \"allocated\": %" PRIu64
-                 ", \"freed\": %" PRIu64, r->num, r->alloc, r->free);
-    if (r->nprim) {
-      if (grow(&prim, &capprim, r->nprim, sizeof *prim) != 0) {
-        rc = -2;
-        break;
-      }
-      size_t k = 0;
-      for (uint32_t p = r->prim; p != NONE32; p = m->prims[p].next)
-        prim[k++] = m->prims[p].name;
-      if (rep_sort_u32(prim, k, cmp_names, &ctx) != 0) {
-        rc = -2;
-        break;
-      }
-      fputs(", \"overrides\": [", out);
-      for (size_t j = 0; j < k; j++) {
-        if (j)
-          fputs(", ", out);
-        json_name(m, prim[j], out);
-      }
-      fputc(']', out);
-    }
-    fputc('}', out);
-  }
-  if (rc == 0)
-    fputs(n ? "\n    ],\n" : "],\n", out);
-  free(prim);
-  free(ids);
-  return rc;
-}
-
-static int json_heap_summary(memreport *m, FILE *out)
-{
-  size_t nn = strpool_count(m->names);
-  int64_t *dbytes = calloc(nn ? nn : 1, sizeof *dbytes);
-  uint64_t *nalloc = calloc(nn ? nn : 1, sizeof *nalloc);
-  uint64_t *nfree = calloc(nn ? nn : 1, sizeof *nfree);
-  uint32_t *ids = malloc((nn ? nn : 1) * sizeof *ids);
-  int rc = 0;
-  if (!dbytes || !nalloc || !nfree || !ids) {
-    rc = -2;
-    goto out;
-  }
-  /* The same sums as print_heap_summary. */
-  for (size_t i = 0; i < m->nlocs; i++) {
-    uint32_t rid = m->locs[i].row[SEC_ALLOC];
-    if (rid == NONE32 || m->rows[rid].alloc == 0)
-      continue;
-    dbytes[m->rows[rid].name] += (int64_t)m->rows[rid].alloc;
-    nalloc[m->rows[rid].name] += m->rows[rid].num;
-  }
-  for (size_t i = 0; i < m->nprims; i++) {
-    const struct prim *p = &m->prims[i];
-    if (p->allocated > 0) {
-      dbytes[p->name] += (int64_t)p->allocated;
-      nalloc[p->name] += p->count;
-    }
-    if (p->freed > 0) {
-      dbytes[p->name] -= (int64_t)p->freed;
-      nfree[p->name] += p->count;
-    }
-  }
-  size_t n = 0;
-  for (size_t i = 0; i < nn; i++)
-    if (dbytes[i] > 0)
-      ids[n++] = (uint32_t)i;
-  struct sortctx ctx = {m, dbytes};
-  if (rep_sort_u32(ids, n, cmp_heap, &ctx) != 0) {
-    rc = -2;
-    goto out;
-  }
-  fputs("    \"heap_summary\": [", out);
-  for (size_t i = 0; i < n; i++) {
-    fputs(i ? ",\n      {\"location\": " : "\n      {\"location\": ", out);
-    json_name(m, ids[i], out);
-    fprintf(out, ", \"holds\": %" PRId64 ", \"allocs\": %" PRIu64
-                 ", \"frees\": %" PRIu64 "}",
-            dbytes[ids[i]], nalloc[ids[i]], nfree[ids[i]]);
-  }
-  fputs(n ? "\n    ],\n" : "],\n", out);
-out:
-  free(dbytes);
-  free(nalloc);
-  free(nfree);
-  free(ids);
-  return rc;
-}
-
 int memreport_print_json(memreport *m, FILE *out)
 {
   if (!m || !out)
@@ -1185,15 +1149,15 @@ int memreport_print_json(memreport *m, FILE *out)
   int rc = 0;
   if (!m->opt.leak_only)
     for (int sec = 0; sec < SEC__N && rc == 0; sec++)
-      rc = json_section(m, sec, out);
+      rc = print_section(m, sec, SIZE_B, 1, out);
   if (rc == 0)
-    rc = json_heap_summary(m, out);
+    rc = print_heap_summary(m, SIZE_B, 1, out);
   if (rc == 0) {
     /* The alias texts: function_alias_<k> is aliases[k - 1]. */
     fputs("    \"aliases\": [", out);
     for (size_t k = 0; k < m->naliases && !pre_alias(m); k++) {
       fputs(k ? ", " : "", out);
-      json_name(m, m->aliases[k], out);
+      put_name(m, m->aliases[k], 1, out);
     }
     fputs("]\n  }", out);
   }
