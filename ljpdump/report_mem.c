@@ -707,6 +707,11 @@ static ljp_status heap_put(memreport *m, uint64_t addr, uint64_t size,
   return LJP_OK;
 }
 
+size_t memreport_heap_slots(const memreport *m)
+{
+  return m ? m->nheapslots : 0;
+}
+
 /* --- events ---------------------------------------------------------------- */
 
 static ljp_status copy_aliases(memreport *m, const ljp_reader *r)

@@ -79,6 +79,9 @@ int memreport_print(memreport *m, FILE *out);
  * bytes; no newline after it.  Returns as memreport_print. */
 int memreport_print_json(memreport *m, FILE *out);
 void memreport_free(memreport *m);
+/* Slots of the heap model (address -> live chunk), for tests: it follows
+ * the chunks live at once, never the addresses a stream ever used. */
+size_t memreport_heap_slots(const memreport *m);
 
 /* ------------------------------------------------------------------------ */
 /* sysprof report                                                           */

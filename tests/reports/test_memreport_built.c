@@ -4,6 +4,7 @@
  * and ljm 2 traces named by machine code. */
 #include "report_test.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -500,6 +501,70 @@ START_TEST(ljm1_multiline_verbatim)
 }
 END_TEST
 
+/* --- memory follows the live heap ---------------------------------------- */
+
+/* live chunks allocated, then `cycles` times: the oldest freed and a chunk
+ * at an address never used before allocated.  Returns the heap slots the
+ * report used; *text gets its HEAP SUMMARY. */
+static size_t churn_slots(unsigned live, unsigned cycles, char **text)
+{
+  ljp_writer *w = mem_begin();
+  lfunc(w, 0x5000, "@h.lua", 0);
+  OK(ljp_write_symtab_end(w));
+  OK(ljp_write_stream_begin(w, LJP_KIND_MEMPROF, 3, LJP_FLAVOR_TARANTOOL, 0));
+  const uint64_t base = 0x100000, step = 0x40;
+  for (unsigned i = 0; i < live + cycles; i++) {
+    if (i >= live)
+      int_free(w, base + (i - live) * step, 16);
+    lua_ev(w, A, 0x5000, 7, 0, 0, base + i * step, 16);
+  }
+  OK(ljp_write_stream_end(w));
+  size_t len;
+  const uint8_t *data = ljp_writer_data(w, &len);
+  ljp_reader *r = ljp_reader_new();
+  ck_assert_ptr_nonnull(r);
+  OK(ljp_reader_open_memory(r, data, len));
+  struct memreport_opts o = {1, 0, MEMREPORT_ERA_AUTO}; /* --leak-only */
+  memreport *m = memreport_new(&o);
+  ck_assert_ptr_nonnull(m);
+  const ljp_event *ev;
+  ljp_status st;
+  while ((st = ljp_reader_next(r, &ev)) == LJP_OK)
+    OK(memreport_add(m, r, ev));
+  ck_assert_int_eq(st, LJP_END);
+  size_t tlen = 0;
+  FILE *out = open_memstream(text, &tlen);
+  ck_assert_ptr_nonnull(out);
+  ck_assert_int_eq(memreport_print(m, out), 0);
+  fclose(out);
+  size_t slots = memreport_heap_slots(m);
+  memreport_free(m);
+  ljp_reader_free(r);
+  ljp_writer_free(w);
+  return slots;
+}
+
+/* Ten times the events over ten times the addresses, the same live set:
+ * the same heap model, and the leak report sees the same live bytes. */
+START_TEST(heap_follows_live_chunks)
+{
+  char *t1, *t10;
+  size_t s1 = churn_slots(3000, 3000, &t1);
+  size_t s10 = churn_slots(3000, 60000, &t10);
+  ck_assert_uint_ge(s1, 3000);
+  ck_assert_uint_eq(s10, s1);
+  ck_assert_uint_le(s10, 4 * 3000);
+  ck_assert_str_eq(t1, "HEAP SUMMARY:\n"
+                       "@h.lua:7 holds 48000B: 6000 allocs, 3000 frees\n"
+                       "\n");
+  ck_assert_str_eq(t10, "HEAP SUMMARY:\n"
+                        "@h.lua:7 holds 48000B: 63000 allocs, 60000 frees\n"
+                        "\n");
+  free(t1);
+  free(t10);
+}
+END_TEST
+
 START_TEST(era_names)
 {
   ck_assert_int_eq(memreport_era_parse("auto"), MEMREPORT_ERA_AUTO);
@@ -529,6 +594,7 @@ Suite *memreport_built_suite(void)
   tcase_add_test(tc, ljm2_mcode_traces);
   tcase_add_test(tc, ljm1_multiline_verbatim);
   tcase_add_test(tc, era_names);
+  tcase_add_test(tc, heap_follows_live_chunks);
   suite_add_tcase(s, tc);
   return s;
 }
