@@ -64,6 +64,9 @@ typedef struct cap_module {
   char *path;         /* file to read */
   const char *short_name;
   int loaded;         /* file read (or failed) */
+  int announced;      /* its object event is written */
+  uint64_t foff;      /* file offset of lo (the lowest PT_LOAD's) */
+  char build_id[72];  /* GNU build-id as hex, "" when none */
   cap_elfsym *syms;
   size_t nsyms;
   char *pool;
@@ -89,6 +92,36 @@ typedef struct list_ctx {
   int oom;
 } list_ctx;
 
+/* The NT_GNU_BUILD_ID note of a loaded PT_NOTE segment, as lowercase hex
+ * (left empty when the segment has none).  The segment is mapped: the
+ * loader put it there, and notes are 4-byte aligned records. */
+static void note_build_id(const uint8_t *p, uint64_t len, char *hex,
+                          size_t cap)
+{
+  static const char digits[] = "0123456789abcdef";
+  uint64_t off = 0;
+  while (off + 12 <= len) {
+    uint32_t nsz, dsz, type;
+    memcpy(&nsz, p + off, 4);
+    memcpy(&dsz, p + off + 4, 4);
+    memcpy(&type, p + off + 8, 4);
+    uint64_t name = off + 12, desc = name + ((nsz + 3u) & ~3u);
+    uint64_t next = desc + ((dsz + 3u) & ~3u);
+    if (next > len || next <= off)
+      return;
+    if (type == NT_GNU_BUILD_ID && nsz == 4 &&
+        memcmp(p + name, "GNU", 4) == 0 && dsz > 0 && dsz * 2 < cap) {
+      for (uint32_t i = 0; i < dsz; i++) {
+        hex[2 * i] = digits[p[desc + i] >> 4];
+        hex[2 * i + 1] = digits[p[desc + i] & 15];
+      }
+      hex[2 * dsz] = '\0';
+      return;
+    }
+    off = next;
+  }
+}
+
 static int list_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
   list_ctx *c = arg;
@@ -96,10 +129,16 @@ static int list_cb(struct dl_phdr_info *info, size_t size, void *arg)
   uint64_t lo = UINT64_MAX, hi = 0, xlo = UINT64_MAX, xhi = 0;
   size_t i;
   (void)size;
+  memset(&m, 0, sizeof m);
   for (i = 0; i < info->dlpi_phnum; i++) {
     const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type == PT_NOTE && !m.build_id[0])
+      note_build_id((const uint8_t *)(info->dlpi_addr + ph->p_vaddr),
+                    ph->p_memsz, m.build_id, sizeof m.build_id);
     if (ph->p_type != PT_LOAD)
       continue;
+    if (info->dlpi_addr + ph->p_vaddr < lo)
+      m.foff = ph->p_offset; /* this segment starts the range */
     if (ph->p_flags & PF_X) {
       if (info->dlpi_addr + ph->p_vaddr < xlo)
         xlo = info->dlpi_addr + ph->p_vaddr;
@@ -113,7 +152,6 @@ static int list_cb(struct dl_phdr_info *info, size_t size, void *arg)
   }
   if (hi <= lo)
     return 0;
-  memset(&m, 0, sizeof m);
   m.base = info->dlpi_addr;
   m.lo = lo;
   m.hi = hi;
@@ -175,6 +213,7 @@ static int list_modules(void)
       if (mods[j].loaded && mods[j].base == c.v[i].base &&
           mods[j].lo == c.v[i].lo && strcmp(mods[j].path, c.v[i].path) == 0) {
         c.v[i].loaded = 1;
+        c.v[i].announced = mods[j].announced;
         c.v[i].syms = mods[j].syms;
         c.v[i].nsyms = mods[j].nsyms;
         c.v[i].pool = mods[j].pool;
@@ -538,6 +577,22 @@ static int maybe_cfunc(uint64_t q, const cap_sym *s)
   return cap_S.lj_is_main || q < cap_S.lj_lo || q >= cap_S.lj_hi;
 }
 
+/* x1 streams name the object of every host address (FORMATS.md §5.5,
+ * 0x0D) before the first event that names an address inside it: profile
+ * viewers group host code by object, and symbolizers need file and
+ * build-id (pprof's mappings).  Tarantool's ljp 2 has no such event. */
+static ljp_status announce_object(ljp_writer *w, uint64_t addr)
+{
+  cap_module *m;
+  if (cap_S.format != 0x81 || !(m = find_module_rescan(addr)) ||
+      m->announced)
+    return LJP_OK;
+  m->announced = 1;
+  return ljp_write_event_object(w, m->lo, m->hi - m->lo, m->foff, m->path,
+                                strlen(m->path), m->build_id,
+                                strlen(m->build_id));
+}
+
 /* The emitted map: 1 = written under a fallback name, 2 = under its
  * Lua-visible name (cap_cnames.c), 3 = under its ELF name.  An address
  * written as 1 (or 3, when Lua names replace ELF names) is written again
@@ -559,6 +614,9 @@ ljp_status ljp__cap_symbols_emit(ljp_writer *w, uint64_t addr, int is_return)
   if (v && (*v == 2 || (*v == 3 && !ljp__cap_cnames_over_elf()) ||
             !ljp__cap_cnames_get(addr)))
     return LJP_OK;
+  /* Addresses met before were announced with their first event. */
+  if ((st = announce_object(w, q)) != LJP_OK)
+    return st;
   ljp__cap_symbols_lookup(q, &s);
   if (s.name) {
     lname = ljp__cap_cnames_over_elf() ? ljp__cap_cnames_get(s.start) : NULL;

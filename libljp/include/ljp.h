@@ -147,7 +147,8 @@ LJP_API const char *ljp_vmstate_name(int vmstate);
 typedef enum ljp_symbol_kind {
   LJP_SYM_LFUNC = 0,       /* a Lua prototype (GCproto address)          */
   LJP_SYM_CFUNC = 1,       /* a C (host) function symbol                  */
-  LJP_SYM_TRACE = 2        /* a JIT trace                                 */
+  LJP_SYM_TRACE = 2,       /* a JIT trace                                 */
+  LJP_SYM_OBJECT = 3       /* a mapped object file (x1 streams only)      */
 } ljp_symbol_kind;
 
 /* memprof event kinds (the EE bits). */
@@ -191,6 +192,13 @@ typedef struct ljp_symbol {
   size_t name_len;
   uint32_t generation;     /* 0 for the first definition of this key, then 1, 2.. */
   int initial;             /* 1: from the initial ljs table; 0: mid-stream */
+  /* OBJECT only (addr: the first mapped address; name: the file's path):
+   * the mapped range's size, the file offset of addr, and the GNU build-id
+   * as lowercase hex (NULL, 0 when the object has none). */
+  uint64_t size;
+  uint64_t offset;
+  const char *build_id;
+  size_t build_id_len;
 } ljp_symbol;
 
 /* LFUNC symbols whose chunk name holds a newline (the chunk is the source
@@ -445,6 +453,9 @@ LJP_API const ljp_symbol *ljp_reader_lookup_trace(const ljp_reader *r,
 /* The C symbol with the greatest address <= addr (the reference's AVL floor). */
 LJP_API const ljp_symbol *ljp_reader_lookup_cfunc(const ljp_reader *r,
                                                   uint64_t addr);
+/* The object (LJP_SYM_OBJECT, x1 streams) whose mapped range holds addr. */
+LJP_API const ljp_symbol *ljp_reader_lookup_object(const ljp_reader *r,
+                                                   uint64_t addr);
 
 /* Aliases of multi-line chunk names, k = 1..count, in order of first use. */
 LJP_API unsigned ljp_reader_alias_count(const ljp_reader *r);
@@ -866,6 +877,15 @@ LJP_API ljp_status ljp_write_event_cfunc(ljp_writer *w, uint64_t addr,
                                          const char *name, size_t len);
 LJP_API ljp_status ljp_write_event_trace(ljp_writer *w, uint64_t traceno,
                                          uint64_t proto, uint64_t line);
+
+/* x1 only (FORMATS.md §5.5): the object file path is mapped at start ..
+ * start + size, start being byte offset of the file; build_id is its GNU
+ * build-id as hex (len 0: none).  LJP_E_ARG in other streams or for size 0. */
+LJP_API ljp_status ljp_write_event_object(ljp_writer *w, uint64_t start,
+                                          uint64_t size, uint64_t offset,
+                                          const char *path, size_t path_len,
+                                          const char *build_id,
+                                          size_t build_id_len);
 
 /* The event-stream epilogue (0x80), then a flush. */
 LJP_API ljp_status ljp_write_stream_end(ljp_writer *w);

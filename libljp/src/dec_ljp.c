@@ -232,6 +232,47 @@ static int ljp_symtab_event(ljp_reader *r, cursor *c, uint8_t h,
   return ljp__reader_define(r, &d, 0, h, off);
 }
 
+/* x1's object event (FORMATS.md §5.5): where a file is mapped. */
+static int object_event(ljp_reader *r, cursor *c, uint64_t off) {
+  ljp_symbol d;
+  const uint8_t *path, *id;
+  uint64_t path_len, id_len;
+  memset(&d, 0, sizeof(d));
+  d.kind = LJP_SYM_OBJECT;
+  GET_ULEB(r, c, d.addr, "ULEB128 start address of an object");
+  GET_ULEB(r, c, d.size, "ULEB128 size of an object");
+  GET_ULEB(r, c, d.offset, "ULEB128 file offset of an object");
+  int rc = ljp__reader_string(r, c, "path of an object", &path, &path_len);
+  if (rc)
+    return rc;
+  rc = ljp__reader_string(r, c, "build-id of an object", &id, &id_len);
+  if (rc)
+    return rc;
+  if (d.size == 0)
+    return ljp__reader_fail(r, LJP_E_MALFORMED, off,
+                            "object event with size 0 (expected a mapped "
+                            "range)");
+  d.name = (const char *)path;
+  d.name_len = (size_t)path_len;
+  d.build_id = (const char *)id;
+  d.build_id_len = (size_t)id_len;
+  ljp_status err = LJP_OK;
+  const ljp_symbol *s = ljp__symtab_object(&r->syms, &d, &err);
+  if (!s)
+    return err == LJP_E_LIMIT
+               ? ljp__reader_fail(r, err, off,
+                                  "more than %llu symbol definitions (the "
+                                  "limit)",
+                                  (unsigned long long)r->lim.max_symbols)
+               : ljp__reader_fail(r, LJP_E_NOMEM, off, "out of memory");
+  r->ev.type = LJP_EV_SYMBOL;
+  r->ev.u.symbol.sym = s;
+  r->ev.u.symbol.initial = 0;
+  r->ev.u.symbol.duplicate = 0;
+  r->ev.u.symbol.header = 0x0D;
+  return LJP_OK;
+}
+
 int ljp__dec_ljp_record(ljp_reader *r, cursor *c) {
   uint64_t off = cur_off(c);
   if (c->p >= c->end) {
@@ -248,6 +289,8 @@ int ljp__dec_ljp_record(ljp_reader *r, cursor *c) {
   }
   if (h >= 0x0A && h <= 0x0C)
     return ljp_symtab_event(r, c, h, off);
+  if (h == 0x0D && r->ev_version == LJP_LJP_VERSION_X1)
+    return object_event(r, c, off);
   if (h > 0x09)
     return ljp__reader_fail(r, LJP_E_MALFORMED, off,
                             "sysprof record header 0x%02x (expected a vmstate "

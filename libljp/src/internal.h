@@ -128,9 +128,17 @@ typedef struct symtab {
   uint64_t max_symbols;
   int oom;                 /* an alias could not be numbered: the reader
                               fails the record with LJP_E_NOMEM */
+  const ljp_symbol **objects; /* x1 object events, in definition order */
+  size_t nobjects, capobjects;
 } symtab;
 
 void ljp__symtab_init(symtab *s, uint64_t max_symbols);
+/* Records an object (LJP_SYM_OBJECT; strings copied).  NULL and *err set
+ * on failure. */
+const ljp_symbol *ljp__symtab_object(symtab *s, const ljp_symbol *def,
+                                     ljp_status *err);
+/* The newest object whose range holds addr, or NULL. */
+const ljp_symbol *ljp__symtab_object_at(const symtab *s, uint64_t addr);
 void ljp__symtab_free(symtab *s);
 /* Define a symbol; returns the (possibly existing, when *dup) definition,
  * or NULL on OOM/limit (*err = LJP_E_NOMEM / LJP_E_LIMIT). */

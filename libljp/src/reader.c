@@ -587,6 +587,11 @@ LJP_API const ljp_symbol *ljp_reader_lookup_trace(const ljp_reader *r,
                                                   uint64_t traceno) {
   return r ? symtab_trace(&r->syms, traceno) : NULL;
 }
+LJP_API const ljp_symbol *ljp_reader_lookup_object(const ljp_reader *r,
+                                                   uint64_t addr) {
+  return r ? ljp__symtab_object_at(&r->syms, addr) : NULL;
+}
+
 LJP_API const ljp_symbol *ljp_reader_lookup_cfunc(const ljp_reader *r,
                                                   uint64_t addr) {
   return r ? ljp__symtab_cfloor((symtab *)&r->syms, addr) : NULL;

@@ -35,6 +35,7 @@ void ljp__symtab_free(symtab *s) {
   free(s->sorted);
   free(s->pending);
   free(s->aliases);
+  free(s->objects);
   memset(s, 0, sizeof(*s));
 }
 
@@ -263,4 +264,63 @@ const ljp_symbol *ljp__symtab_cfloor(symtab *s, uint64_t addr) {
   if (b && (!a || b->addr >= a->addr))
     return b->sym;
   return a ? a->sym : NULL;
+}
+
+/* ---- objects (x1) ---------------------------------------------------------
+ * A process maps tens of objects, and consumers look one up once per
+ * distinct host frame, so a list searched newest first is enough; newest
+ * first makes a range mapped again (dlclose, dlopen) name its new file. */
+
+static char *copy_text(symtab *s, const char *p, size_t n) {
+  char *c = ljp__arena_alloc(&s->mem, n + 1);
+  if (c) {
+    if (n)
+      memcpy(c, p, n);
+    c[n] = '\0';
+  }
+  return c;
+}
+
+const ljp_symbol *ljp__symtab_object(symtab *s, const ljp_symbol *def,
+                                     ljp_status *err) {
+  if (s->nsymbols >= s->max_symbols) {
+    *err = LJP_E_LIMIT;
+    return NULL;
+  }
+  if (s->nobjects == s->capobjects) {
+    size_t cap = s->capobjects ? s->capobjects * 2 : 16;
+    const ljp_symbol **v = realloc(s->objects, cap * sizeof(*v));
+    if (!v) {
+      *err = LJP_E_NOMEM;
+      return NULL;
+    }
+    s->objects = v;
+    s->capobjects = cap;
+  }
+  ljp_symbol *n = ljp__arena_alloc(&s->mem, sizeof(*n));
+  if (!n) {
+    *err = LJP_E_NOMEM;
+    return NULL;
+  }
+  *n = *def;
+  n->name = copy_text(s, def->name, def->name_len);
+  n->build_id = def->build_id_len ? copy_text(s, def->build_id,
+                                              def->build_id_len)
+                                  : NULL;
+  if (!n->name || (def->build_id_len && !n->build_id)) {
+    *err = LJP_E_NOMEM;
+    return NULL;
+  }
+  s->objects[s->nobjects++] = n;
+  s->nsymbols++;
+  return n;
+}
+
+const ljp_symbol *ljp__symtab_object_at(const symtab *s, uint64_t addr) {
+  for (size_t i = s->nobjects; i-- > 0;) {
+    const ljp_symbol *o = s->objects[i];
+    if (addr >= o->addr && addr - o->addr < o->size)
+      return o;
+  }
+  return NULL;
 }

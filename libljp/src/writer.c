@@ -654,6 +654,26 @@ LJP_API ljp_status ljp_write_event_cfunc(ljp_writer *w, uint64_t addr,
   return w->status;
 }
 
+/* x1 only (FORMATS.md §5.5): 0x0D start size file-offset path build-id. */
+LJP_API ljp_status ljp_write_event_object(ljp_writer *w, uint64_t start,
+                                          uint64_t size, uint64_t offset,
+                                          const char *path, size_t path_len,
+                                          const char *build_id,
+                                          size_t build_id_len)
+{
+  WRITER_ENTER(w);
+  if (w->phase != PHASE_STREAM || !w->x1 || size == 0 ||
+      (!path && path_len) || (!build_id && build_id_len))
+    return LJP_E_ARG;
+  put_byte(w, 0x0D);
+  put_uleb(w, start);
+  put_uleb(w, size);
+  put_uleb(w, offset);
+  put_string(w, path, path_len);
+  put_string(w, build_id, build_id_len);
+  return w->status;
+}
+
 LJP_API ljp_status ljp_write_event_trace(ljp_writer *w, uint64_t traceno,
                                  uint64_t proto, uint64_t line)
 {

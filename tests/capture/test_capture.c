@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/time.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <lauxlib.h>
 #include <lua.h>
@@ -113,6 +114,58 @@ START_TEST(host_stacks_reach_lua_pcall_and_main)
                     d.samples * 90);
   ck_assert_uint_ge(cap_count1(&d, ";run;") * 100 + SLACK, d.samples * 90);
   cap_decoded_free(&d);
+  lua_close(L);
+}
+END_TEST
+
+/* x1 names the object of every host address (FORMATS.md 5.5, 0x0D): the
+ * test program's own frames lie in an object that is this executable, with
+ * its build-id, and no host frame outside JIT code is left without one. */
+START_TEST(host_frames_lie_in_named_objects)
+{
+  lua_State *L = new_state();
+  struct ljp_capture_options o = opts(LJP_CAPTURE_CALLGRAPH,
+                                      LJP_CAPTURE_TIMER_THREAD);
+  ljp_reader *r = ljp_reader_new();
+  const ljp_event *ev;
+  char exe[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  uint64_t frames = 0, placed = 0, in_exe = 0, objects = 0;
+  uintptr_t here = (uintptr_t)&new_state;
+  const ljp_symbol *self = NULL;
+  ck_assert_int_gt(n, 0);
+  exe[n] = '\0';
+  reset_out();
+  run(L, "jit.off()", "=off");
+  ck_assert_int_eq(ljp_capture_start(L, &o), LJP_CAPTURE_SUCCESS);
+  run(L, fib_lua, "@fib.lua");
+  ck_assert_int_eq(ljp_capture_stop(L), LJP_CAPTURE_SUCCESS);
+  ck_assert_int_eq(ljp_reader_open_memory(r, out.p, out.len), LJP_OK);
+  while (ljp_reader_next(r, &ev) == LJP_OK) {
+    if (ev->type == LJP_EV_SYMBOL && ev->u.symbol.sym->kind == LJP_SYM_OBJECT)
+      objects++;
+    if (ev->type != LJP_EV_SAMPLE)
+      continue;
+    for (size_t i = 0; i < ev->u.sample.host_count; i++) {
+      const ljp_symbol *ob =
+          ljp_reader_lookup_object(r, ev->u.sample.host[i].value);
+      frames++;
+      placed += ob != NULL;
+      if (ob && strcmp(ob->name, exe) == 0)
+        in_exe++;
+    }
+  }
+  self = ljp_reader_lookup_object(r, here);
+  ck_assert_ptr_nonnull(self);
+  ck_assert_str_eq(self->name, exe);
+  ck_assert_uint_gt(self->build_id_len, 0);
+  ck_assert_uint_le(self->addr, here);
+  ck_assert_uint_gt(self->addr + self->size, here);
+  ck_assert_uint_gt(frames, 100);
+  ck_assert_uint_ge(objects, 2);           /* this program and libc at least */
+  ck_assert_uint_eq(placed, frames);       /* jit.off(): no machine code */
+  ck_assert_uint_gt(in_exe, 0);            /* main, run, ... */
+  ljp_reader_free(r);
   lua_close(L);
 }
 END_TEST
@@ -704,6 +757,7 @@ int main(int argc, char **argv)
       {"round_trip_counts_equal_report", round_trip_counts_equal_report},
       {"lua_frames_named_with_first_line", lua_frames_named_with_first_line},
       {"host_stacks_reach_lua_pcall_and_main", host_stacks_reach_lua_pcall_and_main},
+      {"host_frames_lie_in_named_objects", host_frames_lie_in_named_objects},
       {"sandwich_lua_c_lua", sandwich_lua_c_lua},
       {"table_sort_is_a_fast_function", table_sort_is_a_fast_function},
       {"trace_samples_name_the_loop", trace_samples_name_the_loop},

@@ -854,8 +854,9 @@ START_TEST(reader_refusals)
   static const uint8_t v82[] = { 'l', 'j', 'p', 0x82, 0, 0, 0, 0, 0x80 };
   /* x1 is a sysprof version only */
   static const uint8_t ljm81[] = { 'l', 'j', 'm', 0x81, 0, 0, 0, 0, 0x80 };
-  /* a sample header above 9 */
-  static const uint8_t h0d[] = { 'l', 'j', 'p', 0x81, 0, 0, 0, 0, 0x0D };
+  /* a sample header above 9 that is no symbol event (0x0D is x1's
+   * object event) */
+  static const uint8_t h0e[] = { 'l', 'j', 'p', 0x81, 0, 0, 0, 0, 0x0E };
   /* a bad Lua frame header */
   static const uint8_t f04[] = { 'l', 'j', 'p', 0x81, 0, 0, 0, 0,
                                  0x01, 0x00, 0x01, 0x00, 0x04 };
@@ -865,12 +866,165 @@ START_TEST(reader_refusals)
                             "build reads 1\xe2\x80\x93" "2 and x1 (0x81)");
   decode_after_symtab(ljm81, sizeof(ljm81), &d, NULL);
   ck_assert_int_eq(d.status, LJP_E_UNSUPPORTED);
-  decode_after_symtab(h0d, sizeof(h0d), &d, NULL);
+  decode_after_symtab(h0e, sizeof(h0e), &d, NULL);
   ck_assert_int_eq(d.status, LJP_E_MALFORMED);
   ck_assert_uint_eq(d.error_offset, 16);
   decode_after_symtab(f04, sizeof(f04), &d, NULL);
   ck_assert_int_eq(d.status, LJP_E_MALFORMED);
   ck_assert_uint_eq(d.error_offset, 20);
+}
+END_TEST
+
+/* ---- objects (0x0D) ------------------------------------------------- */
+
+/* Three objects, the third mapped over the first's range, with samples in
+ * between; returns the bytes (the caller frees them). */
+static uint8_t *object_stream(size_t *len, size_t *ends, size_t *nends)
+{
+  ljp_writer *w = ljp_writer_new(NULL, NULL, 0);
+  const uint64_t host[] = { 0x1010 };
+  ljp_sample_x1 s;
+  const uint8_t *d;
+  uint8_t *copy;
+  memset(&s, 0, sizeof(s));
+  s.vmstate = LJP_VMST_INTERP;
+  s.dt_ns = 10;
+  s.coro = 1;
+  s.host = host;
+  s.nhost = 1;
+  *nends = 0;
+  write_spec_symtab(w);
+  ck_assert_int_eq(ljp_write_stream_begin_x1(w, LJP_FLAVOR_LUAJIT,
+                                             LJP_TIMER_WALL, 0), LJP_OK);
+  ljp_writer_data(w, &ends[(*nends)++]);
+  ck_assert_int_eq(ljp_write_event_object(w, 0x1000, 0x2000, 0x40,
+                                          S("/usr/bin/app"), S("0a1b2c")),
+                   LJP_OK);
+  ljp_writer_data(w, &ends[(*nends)++]);
+  ck_assert_int_eq(ljp_write_event_object(w, 0x400000, 0x1000, 0,
+                                          S("/lib/libx.so"), NULL, 0),
+                   LJP_OK);
+  ljp_writer_data(w, &ends[(*nends)++]);
+  ck_assert_int_eq(ljp_write_sample_x1(w, &s), LJP_OK);
+  ljp_writer_data(w, &ends[(*nends)++]);
+  ck_assert_int_eq(ljp_write_event_object(w, 0x1000, 0x100, 0,
+                                          S("/lib/new.so"), S("ff")),
+                   LJP_OK);
+  ljp_writer_data(w, &ends[(*nends)++]);
+  ck_assert_int_eq(ljp_write_sample_x1(w, &s), LJP_OK);
+  ljp_writer_data(w, &ends[(*nends)++]);
+  ck_assert_int_eq(ljp_write_stream_end(w), LJP_OK);
+  d = ljp_writer_data(w, len);
+  copy = malloc(*len);
+  memcpy(copy, d, *len);
+  ljp_writer_free(w);
+  return copy;
+}
+
+static void expect_object(const ljp_symbol *o, uint64_t start, uint64_t size,
+                          uint64_t off, const char *path, const char *id)
+{
+  ck_assert_ptr_nonnull(o);
+  ck_assert_int_eq(o->kind, LJP_SYM_OBJECT);
+  ck_assert_uint_eq(o->addr, start);
+  ck_assert_uint_eq(o->size, size);
+  ck_assert_uint_eq(o->offset, off);
+  ck_assert_str_eq(o->name, path);
+  ck_assert_uint_eq(o->name_len, strlen(path));
+  if (id) {
+    ck_assert_str_eq(o->build_id, id);
+    ck_assert_uint_eq(o->build_id_len, strlen(id));
+  } else {
+    ck_assert_ptr_null(o->build_id);
+    ck_assert_uint_eq(o->build_id_len, 0);
+  }
+}
+
+START_TEST(object_events)
+{
+  size_t len, ends[8], nends, i, cut;
+  uint8_t *data = object_stream(&len, ends, &nends);
+  ljp_reader *r = ljp_reader_new();
+  const ljp_event *ev;
+  ck_assert_int_eq(ljp_reader_open_memory(r, data, len), LJP_OK);
+  next_ok(r, LJP_EV_PROLOGUE);
+  for (i = 0; i < 5; i++)
+    next_ok(r, LJP_EV_SYMBOL);
+  next_ok(r, LJP_EV_EPILOGUE);
+  next_ok(r, LJP_EV_PROLOGUE);
+  ck_assert_ptr_null(ljp_reader_lookup_object(r, 0x1010));
+  ev = next_ok(r, LJP_EV_SYMBOL);
+  ck_assert_uint_eq(ev->u.symbol.header, 0x0D);
+  ck_assert_int_eq(ev->u.symbol.initial, 0);
+  expect_object(ev->u.symbol.sym, 0x1000, 0x2000, 0x40, "/usr/bin/app",
+                "0a1b2c");
+  ev = next_ok(r, LJP_EV_SYMBOL);
+  expect_object(ev->u.symbol.sym, 0x400000, 0x1000, 0, "/lib/libx.so", NULL);
+  next_ok(r, LJP_EV_SAMPLE);
+  /* ranges are half-open */
+  ck_assert_str_eq(ljp_reader_lookup_object(r, 0x1010)->name, "/usr/bin/app");
+  ck_assert_str_eq(ljp_reader_lookup_object(r, 0x2fff)->name, "/usr/bin/app");
+  ck_assert_ptr_null(ljp_reader_lookup_object(r, 0x3000));
+  ck_assert_ptr_null(ljp_reader_lookup_object(r, 0xfff));
+  ck_assert_str_eq(ljp_reader_lookup_object(r, 0x400fff)->name,
+                   "/lib/libx.so");
+  ev = next_ok(r, LJP_EV_SYMBOL);
+  expect_object(ev->u.symbol.sym, 0x1000, 0x100, 0, "/lib/new.so", "ff");
+  /* the newer object wins where it overlaps, the older one elsewhere */
+  ck_assert_str_eq(ljp_reader_lookup_object(r, 0x1010)->name, "/lib/new.so");
+  ck_assert_str_eq(ljp_reader_lookup_object(r, 0x1100)->name, "/usr/bin/app");
+  /* objects name no function: host frames resolve as before */
+  ev = next_ok(r, LJP_EV_SAMPLE);
+  ck_assert_str_eq(ev->u.sample.host[0].sym->name, "main");
+  next_ok(r, LJP_EV_EPILOGUE);
+  ljp_reader_free(r);
+  /* every cut inside an object event is truncated, and the records
+   * before it stand */
+  for (cut = ends[0] + 1; cut < ends[2]; cut++) {
+    core_decode d;
+    memset(&d, 0, sizeof(d));
+    core_decode_memory(data, cut, &d, 0);
+    CORE_CHECK(d.status == LJP_E_TRUNCATED, "cut at %zu: %s (%s)", cut,
+               ljp_status_name(d.status), d.error);
+    CORE_CHECK(d.nevents == (cut < ends[1] ? 8u : 9u),
+               "cut at %zu: %zu events", cut, d.nevents);
+    core_decode_clear(&d);
+  }
+  free(data);
+}
+END_TEST
+
+START_TEST(object_refusals)
+{
+  ljp_writer *w = ljp_writer_new(NULL, NULL, 0);
+  core_decode d;
+  /* size 0 is no range */
+  static const uint8_t zero[] = { 'l', 'j', 'p', 0x81, 0, 0, 0, 0,
+                                  0x0D, 0x10, 0x00, 0x00, 0x01, 'a', 0x00 };
+  /* ljp 2 has no object event */
+  static const uint8_t v2[] = { 'l', 'j', 'p', 0x02, 0, 0, 0,
+                                0x0D, 0x10, 0x01, 0x00, 0x01, 'a', 0x00 };
+  write_spec_symtab(w);
+  ck_assert_int_eq(ljp_write_stream_begin(w, LJP_KIND_SYSPROF, 2,
+                                          LJP_FLAVOR_LUAJIT, 0), LJP_OK);
+  ck_assert_int_eq(ljp_write_event_object(w, 0x1000, 0x10, 0, S("a"), NULL,
+                                          0), LJP_E_ARG);
+  ljp_writer_free(w);
+  w = ljp_writer_new(NULL, NULL, 0);
+  write_spec_symtab(w);
+  ck_assert_int_eq(ljp_write_stream_begin_x1(w, LJP_FLAVOR_LUAJIT,
+                                             LJP_TIMER_WALL, 0), LJP_OK);
+  ck_assert_int_eq(ljp_write_event_object(w, 0x1000, 0, 0, S("a"), NULL, 0),
+                   LJP_E_ARG);
+  ljp_writer_free(w);
+  decode_after_symtab(zero, sizeof(zero), &d, NULL);
+  ck_assert_int_eq(d.status, LJP_E_MALFORMED);
+  ck_assert_uint_eq(d.error_offset, 16);
+  core_decode_clear(&d);
+  decode_after_symtab(v2, sizeof(v2), &d, NULL);
+  ck_assert_int_eq(d.status, LJP_E_MALFORMED);
+  ck_assert_uint_eq(d.error_offset, 15);
+  core_decode_clear(&d);
 }
 END_TEST
 
@@ -893,6 +1047,8 @@ int main(int argc, char **argv)
   tcase_add_test(tc, writer_refusals);
   tcase_add_test(tc, reader_ignores_reserved);
   tcase_add_test(tc, reader_refusals);
+  tcase_add_test(tc, object_events);
+  tcase_add_test(tc, object_refusals);
   suite_add_tcase(s, tc);
   sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

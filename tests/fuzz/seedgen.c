@@ -101,6 +101,10 @@ static void write_symbol(ljp_writer *w, const ljp_symbol *s, int initial) {
     else
       ljp_write_event_trace(w, s->traceno, s->addr, s->line);
     break;
+  case LJP_SYM_OBJECT:
+    ljp_write_event_object(w, s->addr, s->size, s->offset, s->name,
+                           s->name_len, s->build_id, s->build_id_len);
+    break;
   }
 }
 
