@@ -671,6 +671,13 @@ typedef struct ljp_frame_info {
                               ffid; TRACE: the trace number; VM: the state */
   const char *function;    /* the function's name from its source
                               (ljp_fold_options.sources), or NULL */
+  /* CFUNC/HOST frames of streams that name objects (x1): the object file
+   * the address lies in (ljp_reader_lookup_object), else NULL and zeros. */
+  const char *object;      /* its path */
+  size_t object_len;
+  const char *build_id;    /* its GNU build-id as hex, or NULL */
+  size_t build_id_len;
+  uint64_t object_start, object_size, object_offset;
 } ljp_frame_info;
 
 /* The attributes of frame (zeros for frames interned by name alone).
