@@ -183,6 +183,47 @@ START_TEST(empty_stacks)
 }
 END_TEST
 
+static size_t count_str(const char *hay, const char *needle)
+{
+  size_t n = 0;
+  for (const char *p = hay; (p = strstr(p, needle)) != NULL; p++)
+    n++;
+  return n;
+}
+
+/* A function is its printed name: my_cfunc runs as a Lua-C function in one
+ * sample and as a host frame under lj_BC_FUNCC in two others (x1_rich:
+ * events at 375, 409 and 469), so it is one row with 1 self and 3 total
+ * samples, in the text and in the JSON tables alike. */
+START_TEST(one_function_per_name)
+{
+  char path[512];
+  snprintf(path, sizeof path, "%s/x1/x1_rich.bin", LJP_TESTDATA);
+  size_t len;
+  char *bin = rt_slurp(path, &len);
+  ck_assert_ptr_nonnull(bin);
+  sysreport *s;
+  char *text = rt_sysreport_buf(bin, len, NULL, &s);
+  ck_assert_uint_eq(count_str(text, "  my_cfunc\n"), 2);
+  ck_assert_ptr_nonnull(strstr(text, "\n         1    6.67%  my_cfunc\n"));
+  ck_assert_ptr_nonnull(strstr(text, "\n         3   20.00%  my_cfunc\n"));
+  char *json = NULL;
+  size_t jlen = 0;
+  FILE *out = open_memstream(&json, &jlen);
+  ck_assert_ptr_nonnull(out);
+  ck_assert_int_eq(sysreport_print_json(s, out), 0);
+  fclose(out);
+  ck_assert_uint_eq(
+      count_str(json, "{\"function\": \"my_cfunc\", \"self\": 1, "
+                      "\"total\": 3}"), 2);
+  ck_assert_uint_eq(count_str(json, "\"my_cfunc\""), 2);
+  free(json);
+  sysreport_free(s);
+  free(text);
+  free(bin);
+}
+END_TEST
+
 Suite *sysreport_suite(void)
 {
   Suite *s = suite_create("sysreport");
@@ -191,6 +232,7 @@ Suite *sysreport_suite(void)
   tcase_add_loop_test(tc, vmstates_match_counters, 0, (int)NCAPTURES);
   tcase_add_test(tc, built_report);
   tcase_add_test(tc, empty_stacks);
+  tcase_add_test(tc, one_function_per_name);
   suite_add_tcase(s, tc);
   return s;
 }
