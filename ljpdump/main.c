@@ -6,6 +6,7 @@
  */
 #include "cli.h"
 #include "cli_limits.h"
+#include "cli_options.h"
 #include "cli_source.h"
 #include "reports.h"
 #include "summary.h"
@@ -41,15 +42,14 @@ static void usage(void) {
       "                          tarantool, luajit, openresty\n"
       CLI_SOURCE_HELP
       CLI_LIMIT_HELP
-      "  -h, --help              show this help and exit\n"
-      "  -V, --version           show the version and exit\n"
+      CLI_HELP_HELP
       "\n"
       "Exit status: 0 ok, 1 the input is truncated or broken (everything read\n"
       "before the fault is still reported) or output failed, 2 usage error.\n",
       cli_prog());
 }
 
-enum { OPT_FORMAT = 256, OPT_LEAK, OPT_HUMAN, OPT_ERA, OPT_FLAVOR };
+enum { OPT_FORMAT = 256, OPT_LEAK, OPT_HUMAN, OPT_ERA };
 
 typedef struct dump {
   int events, json, summary;
@@ -58,6 +58,82 @@ typedef struct dump {
   sysreport *sys;
   int oom;
 } dump;
+
+/* What the command line asks for. */
+typedef struct dump_args {
+  dump d;
+  struct memreport_opts mo;
+  struct sysreport_opts so;
+  const char *path;
+} dump_args;
+
+/* ljpdump's own options: 1 taken, 0 not one of them, 2 usage error. */
+static int dump_option(int c, const char *arg, dump_args *a) {
+  unsigned long long u;
+  switch (c) {
+  case 's': a->d.summary = 1; return 1;
+  case 'e': a->d.events = 1; return 1;
+  case OPT_FORMAT:
+    if (!strcmp(arg, "json")) a->d.json = 1;
+    else if (!strcmp(arg, "text")) a->d.json = 0;
+    else return cli_usage_error("--format takes text or json, not '%s'", arg);
+    return 1;
+  case OPT_LEAK: a->mo.leak_only = 1; return 1;
+  case OPT_HUMAN: a->mo.human_readable = 1; return 1;
+  case OPT_ERA: {
+    int era = memreport_era_parse(arg);
+    if (era < 0)
+      return cli_usage_error("--report-era takes auto, current, bytes or "
+                             "generation, not '%s'", arg);
+    a->mo.era = (memreport_era)era;
+    return 1;
+  }
+  case 'n':
+    if (cli_parse_u64(arg, &u) || u == 0 || u > 1000000)
+      return cli_usage_error("--top takes a positive count, not '%s'", arg);
+    a->so.top = (unsigned)u;
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+/* Fills a from argv: CLI_OPT_CONTINUE, or the status to exit with (help,
+ * version, usage errors). */
+static int parse_args(int argc, char **argv, dump_args *a) {
+  static const struct option opts[] = {
+      {"summary", no_argument, 0, 's'},
+      {"events", no_argument, 0, 'e'},
+      {"format", required_argument, 0, OPT_FORMAT},
+      {"leak-only", no_argument, 0, OPT_LEAK},
+      {"human-readable", no_argument, 0, OPT_HUMAN},
+      {"report-era", required_argument, 0, OPT_ERA},
+      {"top", required_argument, 0, 'n'},
+      CLI_FLAVOR_OPTION,
+      CLI_SOURCE_OPTIONS,
+      CLI_LIMIT_OPTIONS,
+      CLI_HELP_OPTIONS,
+      {0, 0, 0, 0}};
+  int c;
+  while ((c = getopt_long(argc, argv, "sen:hV", opts, NULL)) != -1) {
+    int rc = dump_option(c, optarg, a);
+    if (rc == 0)
+      rc = cli_flavor_option(c, optarg, &a->d.flavor);
+    if (rc == 0)
+      rc = cli_other_option(c, optarg, usage);
+    else if (rc == 1)
+      rc = CLI_OPT_CONTINUE;
+    if (rc != CLI_OPT_CONTINUE)
+      return rc;
+  }
+  a->so.flavor = a->d.flavor;
+  if (optind >= argc)
+    return cli_usage_error("no input file");
+  if (argc - optind > 1)
+    return cli_usage_error("one input file at a time");
+  a->path = argv[optind];
+  return CLI_OPT_CONTINUE;
+}
 
 static int on_event(void *ctx, const ljp_reader *r, const ljp_event *ev) {
   dump *d = ctx;
@@ -91,137 +167,96 @@ static int print_json_report(void *ctx, FILE *out) {
              : sysreport_print_json(jr->d->sys, out);
 }
 
-int main(int argc, char **argv) {
-  static const struct option opts[] = {
-      {"summary", no_argument, 0, 's'},
-      {"events", no_argument, 0, 'e'},
-      {"format", required_argument, 0, OPT_FORMAT},
-      {"leak-only", no_argument, 0, OPT_LEAK},
-      {"human-readable", no_argument, 0, OPT_HUMAN},
-      {"report-era", required_argument, 0, OPT_ERA},
-      {"top", required_argument, 0, 'n'},
-      {"flavor", required_argument, 0, OPT_FLAVOR},
-      CLI_SOURCE_OPTIONS,
-      CLI_LIMIT_OPTIONS,
-      {"help", no_argument, 0, 'h'},
-      {"version", no_argument, 0, 'V'},
-      {0, 0, 0, 0}};
-  cli_init(argv[0]);
-  dump d;
-  memset(&d, 0, sizeof(d));
-  d.flavor = LJP_FLAVOR_AUTO;
-  struct memreport_opts mo = {0, 0, MEMREPORT_ERA_AUTO};
-  struct sysreport_opts so = {20, LJP_FLAVOR_AUTO, LJP_TRACES_UNDER, NULL};
-  unsigned long long u;
-  int c;
-  while ((c = getopt_long(argc, argv, "sen:hV", opts, NULL)) != -1) {
-    switch (c) {
-    case 's': d.summary = 1; break;
-    case 'e': d.events = 1; break;
-    case OPT_FORMAT:
-      if (!strcmp(optarg, "json")) d.json = 1;
-      else if (!strcmp(optarg, "text")) d.json = 0;
-      else return cli_usage_error("--format takes text or json, not '%s'", optarg);
-      break;
-    case OPT_LEAK: mo.leak_only = 1; break;
-    case OPT_HUMAN: mo.human_readable = 1; break;
-    case OPT_ERA: {
-      int era = memreport_era_parse(optarg);
-      if (era < 0)
-        return cli_usage_error("--report-era takes auto, current, bytes or "
-                               "generation, not '%s'", optarg);
-      mo.era = (memreport_era)era;
-      break;
-    }
-    case 'n':
-      if (cli_parse_u64(optarg, &u) || u == 0 || u > 1000000)
-        return cli_usage_error("--top takes a positive count, not '%s'", optarg);
-      so.top = (unsigned)u;
-      break;
-    case OPT_FLAVOR:
-      if (cli_parse_flavor(optarg, &d.flavor))
-        return cli_usage_error("unknown flavor '%s'", optarg);
-      so.flavor = d.flavor;
-      break;
-    case 'h': usage(); return cli_finish_stdout();
-    case 'V': cli_print_version(); return cli_finish_stdout();
-    default: {
-      int lrc = cli_limit_option(c, optarg);
-      if (lrc == 0)
-        lrc = cli_source_option(c, optarg);
-      if (lrc == 1)
-        break;
-      return lrc ? lrc : cli_usage_error("unknown option");
-    }
-    }
-  }
-  if (optind >= argc)
-    return cli_usage_error("no input file");
-  if (argc - optind > 1)
-    return cli_usage_error("one input file at a time");
-  cli_cap_stdout();
-  const char *path = argv[optind];
-  /* The report is the default; a listing or the summary replace it.  JSON
-   * carries the report too (a "report" key); --events --format=json is
-   * the listing as JSON Lines, nothing else. */
-  int report = !d.events && !d.summary;
-  if (report) {
-    d.mem = memreport_new(&mo);
-    so.traces = cli_traces();
-    so.sources = cli_sources();
-    d.sys = sysreport_new(&so);
-    if (!d.mem || !d.sys) {
-      cli_error("out of memory");
-      return CLI_EXIT_ERROR;
-    }
-  }
-  ljp_reader *r = cli_open_reader(path, d.flavor);
-  if (!r) {
-    memreport_free(d.mem);
-    sysreport_free(d.sys);
-    return CLI_EXIT_ERROR;
-  }
-  int rc = cli_drain(path, r, on_event, &d) ? CLI_EXIT_ERROR : 0;
+/* The report is the default; a listing or the summary replace it.  JSON
+ * carries the report too (a "report" key); --events --format=json is the
+ * listing as JSON Lines, nothing else. */
+static int wants_report(const dump *d) { return !d->events && !d->summary; }
+
+/* Makes the report builders when the report is asked for: 0, or -1 when
+ * out of memory (reported). */
+static int make_reports(dump_args *a) {
+  if (!wants_report(&a->d))
+    return 0;
+  a->d.mem = memreport_new(&a->mo);
+  a->so.traces = cli_traces();
+  a->so.sources = cli_sources();
+  a->d.sys = sysreport_new(&a->so);
+  if (a->d.mem && a->d.sys)
+    return 0;
+  cli_error("out of memory");
+  return -1;
+}
+
+/* Reads the whole input into the consumers: 0, or 1 when it was broken,
+ * truncated or not all of it went into the report. */
+static int read_input(const char *path, ljp_reader *r, dump *d) {
+  int rc = cli_drain(path, r, on_event, d) ? CLI_EXIT_ERROR : 0;
   if (cli_stdout_closed())
     rc = 0;   /* the reader of --events stopped reading: a quiet end */
-  if (d.oom) {
+  if (d->oom) {
     cli_error("%s: out of memory: the report misses events", cli_input_name(path));
     rc = CLI_EXIT_ERROR;
   }
+  return rc;
+}
+
+/* The text report of the profile's kind; -2 when out of memory. */
+static int print_text_report(dump *d, const ljp_reader *r, const char *name) {
+  if (ljp_reader_kind(r) == LJP_KIND_MEMPROF)
+    return memreport_print(d->mem, stdout);
+  if (ljp_reader_kind(r) != LJP_KIND_SYSPROF)
+    return 0;
+  /* The report has the VM-state table: the summary's header only. */
+  summary_print_text(r, name, 0, stdout);
+  fputc('\n', stdout);
+  return sysreport_print(d->sys, stdout);
+}
+
+/* Prints what was asked for after the events: 0, or 1 when out of memory
+ * (reported). */
+static int print_results(dump *d, const ljp_reader *r, const char *path) {
   const char *name = cli_input_name(path);
-  if (d.json && d.events) {
+  int report = wants_report(d), prc = 0;
+  if (d->json && d->events) {
     /* JSON Lines: the events are all there is. */
-  } else if (d.json) {
-    json_report jr = {&d, r};
-    int prc = summary_print_json(r, name, stdout,
-                                 report && ljp_reader_kind(r) != LJP_KIND_UNKNOWN
-                                     ? print_json_report : NULL,
-                                 &jr);
-    if (prc == -2) {
-      cli_error("out of memory while printing the report");
-      rc = CLI_EXIT_ERROR;
-    }
-  } else if (d.summary)
+  } else if (d->json) {
+    json_report jr = {d, r};
+    prc = summary_print_json(r, name, stdout,
+                             report && ljp_reader_kind(r) != LJP_KIND_UNKNOWN
+                                 ? print_json_report : NULL,
+                             &jr);
+  } else if (d->summary)
     summary_print_text(r, name, 1, stdout);
-  else if (report) {
-    int prc = 0;
-    if (ljp_reader_kind(r) == LJP_KIND_MEMPROF)
-      prc = memreport_print(d.mem, stdout);
-    else if (ljp_reader_kind(r) == LJP_KIND_SYSPROF) {
-      /* The report has the VM-state table: the summary's header only. */
-      summary_print_text(r, name, 0, stdout);
-      fputc('\n', stdout);
-      prc = sysreport_print(d.sys, stdout);
-    }
-    if (prc == -2) {
-      cli_error("out of memory while printing the report");
+  else if (report)
+    prc = print_text_report(d, r, name);
+  if (prc != -2)
+    return 0;
+  cli_error("out of memory while printing the report");
+  return CLI_EXIT_ERROR;
+}
+
+int main(int argc, char **argv) {
+  cli_init(argv[0]);
+  dump_args a;
+  memset(&a, 0, sizeof(a));
+  a.d.flavor = LJP_FLAVOR_AUTO;
+  a.mo = (struct memreport_opts){0, 0, MEMREPORT_ERA_AUTO};
+  a.so = (struct sysreport_opts){20, LJP_FLAVOR_AUTO, LJP_TRACES_UNDER, NULL};
+  int rc = parse_args(argc, argv, &a);
+  if (rc != CLI_OPT_CONTINUE)
+    return rc;
+  cli_cap_stdout();
+  rc = CLI_EXIT_ERROR;
+  ljp_reader *r = NULL;
+  if (make_reports(&a) == 0 && (r = cli_open_reader(a.path, a.d.flavor))) {
+    rc = read_input(a.path, r, &a.d);
+    if (print_results(&a.d, r, a.path))
       rc = CLI_EXIT_ERROR;
-    }
+    if (cli_finish_stdout())
+      rc = CLI_EXIT_ERROR;
   }
-  if (cli_finish_stdout())
-    rc = CLI_EXIT_ERROR;
-  memreport_free(d.mem);
-  sysreport_free(d.sys);
+  memreport_free(a.d.mem);
+  sysreport_free(a.d.sys);
   ljp_reader_free(r);
   return rc;
 }

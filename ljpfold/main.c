@@ -4,9 +4,8 @@
  */
 #include "cli.h"
 #include "cli_limits.h"
+#include "cli_options.h"
 #include "cli_source.h"
-#include "cli_view.h"
-#include "cli_vmstate.h"
 #include "fold_output.h"
 #include "fold_export.h"
 
@@ -53,17 +52,26 @@ static void usage(void) {
       "      --interval=DURATION the sampling interval of streams that do not\n"
       "                          carry it (N ms, or Nns/Nus/Nms/Ns): cpu time\n"
       CLI_LIMIT_HELP
-      "  -h, --help              show this help and exit\n"
-      "  -V, --version           show the version and exit\n"
+      CLI_HELP_HELP
       "\n"
       "Exit status: 0 ok, 1 a file was truncated or broken (what was read is\n"
       "still folded) or output failed, 2 usage error.\n",
       cli_prog());
 }
 
-enum { OPT_STACK = 256, OPT_VMSTATE, OPT_ADDRESSES, OPT_FLAVOR, OPT_WEIGHT,
-       OPT_MIN, OPT_INCLUDE, OPT_EXCLUDE, OPT_BASE, OPT_FORMAT,
+enum { OPT_MIN = 256, OPT_INCLUDE, OPT_EXCLUDE, OPT_BASE, OPT_FORMAT,
        OPT_LABEL, OPT_INTERVAL };
+
+/* What the command line asks for.  The filters are the caller's, so that
+ * every exit path, usage errors included, frees them. */
+typedef struct fold_args {
+  ljp_fold_options fo;
+  fold_filter *ff;
+  fold_export xp;
+  int tarantool;           /* --format=tarantool */
+  char **files;
+  int nfiles;
+} fold_args;
 
 static int add_regex(regex_t **arr, size_t *n, const char *re) {
   regex_t *na = realloc(*arr, (*n + 1) * sizeof(*na));
@@ -81,21 +89,70 @@ static int add_regex(regex_t **arr, size_t *n, const char *re) {
   return 0;
 }
 
-static int fold_event(void *ctx, const ljp_reader *r, const ljp_event *ev) {
-  if (ljp_folder_add(ctx, r, ev) != LJP_OK) {
-    cli_error("out of memory");
-    return CLI_EXIT_ERROR;
+/* The filter options: 1 taken, 0 not one of them, 2 usage error. */
+static int filter_option(int c, const char *arg, fold_filter *ff) {
+  unsigned long long u;
+  switch (c) {
+  case OPT_MIN:
+    if (cli_parse_u64(arg, &u) || u > INT64_MAX)
+      return cli_usage_error("--min-count takes a count, not '%s'", arg);
+    ff->min_count = (int64_t)u;
+    return 1;
+  case OPT_INCLUDE:
+    return add_regex(&ff->include, &ff->ninclude, arg) ? CLI_EXIT_USAGE : 1;
+  case OPT_EXCLUDE:
+    return add_regex(&ff->exclude, &ff->nexclude, arg) ? CLI_EXIT_USAGE : 1;
+  case OPT_BASE:
+    ff->base = arg;
+    return 1;
+  default:
+    return 0;
   }
-  return 0;
 }
 
-static int fold_main(int argc, char **argv, fold_filter *ffp) {
+/* The output options: 1 taken, 0 not one of them, 2 usage error. */
+static int output_option(int c, char *arg, fold_args *a) {
+  switch (c) {
+  case OPT_FORMAT:
+    a->xp.format = FOLD_EXPORT_NONE;
+    if (!strcmp(arg, "folded")) a->tarantool = 0;
+    else if (!strcmp(arg, "tarantool")) a->tarantool = 1;
+    else if (!strcmp(arg, "pprof")) a->xp.format = FOLD_EXPORT_PPROF;
+    else if (!strcmp(arg, "speedscope")) a->xp.format = FOLD_EXPORT_SPEEDSCOPE;
+    else return cli_usage_error("--format takes folded, tarantool, pprof or speedscope, not '%s'", arg);
+    return 1;
+  case 'o': a->xp.output = arg; return 1;
+  case OPT_LABEL:
+    return fold_export_label(&a->xp, arg) ? CLI_EXIT_USAGE : 1;
+  case OPT_INTERVAL:
+    return fold_export_interval(&a->xp, arg) ? CLI_EXIT_USAGE : 1;
+  default:
+    return 0;
+  }
+}
+
+/* One option: CLI_OPT_CONTINUE, or the status to exit with. */
+static int one_option(int c, int argc, char **argv, fold_args *a) {
+  if (c == CLI_OPT_VMSTATE)
+    a->xp.vmstate_given = 1;
+  int rc = cli_fold_option(c, optarg, argc, argv, &a->fo);
+  if (rc == 0)
+    rc = cli_flavor_option(c, optarg, &a->fo.flavor);
+  if (rc == 0)
+    rc = filter_option(c, optarg, a->ff);
+  if (rc == 0)
+    rc = output_option(c, optarg, a);
+  if (rc == 0)
+    return cli_other_option(c, optarg, usage);
+  return rc == 1 ? CLI_OPT_CONTINUE : rc;
+}
+
+/* Fills a from argv: CLI_OPT_CONTINUE, or the status to exit with (help,
+ * version, usage errors). */
+static int parse_args(int argc, char **argv, fold_args *a) {
   static const struct option opts[] = {
-      {"stack", required_argument, 0, OPT_STACK},
-      {"vmstate", optional_argument, 0, OPT_VMSTATE},
-      {"addresses", no_argument, 0, OPT_ADDRESSES},
-      {"flavor", required_argument, 0, OPT_FLAVOR},
-      {"weight", required_argument, 0, OPT_WEIGHT},
+      CLI_FOLD_OPTIONS,
+      CLI_FLAVOR_OPTION,
       {"min-count", required_argument, 0, OPT_MIN},
       {"include", required_argument, 0, OPT_INCLUDE},
       {"exclude", required_argument, 0, OPT_EXCLUDE},
@@ -106,138 +163,83 @@ static int fold_main(int argc, char **argv, fold_filter *ffp) {
       {"interval", required_argument, 0, OPT_INTERVAL},
       CLI_LIMIT_OPTIONS,
       CLI_SOURCE_OPTIONS,
-      {"help", no_argument, 0, 'h'},
-      {"version", no_argument, 0, 'V'},
+      CLI_HELP_OPTIONS,
       {0, 0, 0, 0}};
-  cli_init(argv[0]);
-  ljp_fold_options fo;
-  memset(&fo, 0, sizeof(fo));
-  fo.flavor = LJP_FLAVOR_AUTO;
-  fo.weight = LJP_WEIGHT_BYTES;
-  int tarantool = 0, c;
-  fold_export xp;
-  memset(&xp, 0, sizeof(xp));
-  unsigned long long u;
+  int c;
   while ((c = getopt_long(argc, argv, "hVo:", opts, NULL)) != -1) {
-    switch (c) {
-    case OPT_STACK:
-      if (cli_parse_stack(optarg, &fo.view))
-        return cli_usage_error("--stack takes " CLI_STACK_VALUES ", not '%s'", optarg);
-      break;
-    case OPT_VMSTATE:
-      if (cli_parse_vmstate(optarg, argc, argv, &optind, &fo.vmstate))
-        return cli_usage_error("--vmstate takes none, root or leaf, not '%s'", optarg);
-      xp.vmstate_given = 1;
-      break;
-    case OPT_ADDRESSES: fo.style = LJP_NAME_ADDRESSES; break;
-    case OPT_FLAVOR:
-      if (cli_parse_flavor(optarg, &fo.flavor))
-        return cli_usage_error("unknown flavor '%s'", optarg);
-      break;
-    case OPT_WEIGHT:
-      if (cli_parse_weight(optarg, &fo.weight))
-        return cli_usage_error("--weight takes " CLI_WEIGHT_VALUES ", not '%s'", optarg);
-      break;
-    case OPT_MIN:
-      if (cli_parse_u64(optarg, &u) || u > INT64_MAX)
-        return cli_usage_error("--min-count takes a count, not '%s'", optarg);
-      ffp->min_count = (int64_t)u;
-      break;
-    case OPT_INCLUDE:
-      if (add_regex(&ffp->include, &ffp->ninclude, optarg)) return CLI_EXIT_USAGE;
-      break;
-    case OPT_EXCLUDE:
-      if (add_regex(&ffp->exclude, &ffp->nexclude, optarg)) return CLI_EXIT_USAGE;
-      break;
-    case OPT_BASE: ffp->base = optarg; break;
-    case OPT_FORMAT:
-      xp.format = FOLD_EXPORT_NONE;
-      if (!strcmp(optarg, "folded")) tarantool = 0;
-      else if (!strcmp(optarg, "tarantool")) tarantool = 1;
-      else if (!strcmp(optarg, "pprof")) xp.format = FOLD_EXPORT_PPROF;
-      else if (!strcmp(optarg, "speedscope")) xp.format = FOLD_EXPORT_SPEEDSCOPE;
-      else return cli_usage_error("--format takes folded, tarantool, pprof or speedscope, not '%s'", optarg);
-      break;
-    case 'o': xp.output = optarg; break;
-    case OPT_LABEL:
-      if (fold_export_label(&xp, optarg)) return CLI_EXIT_USAGE;
-      break;
-    case OPT_INTERVAL:
-      if (fold_export_interval(&xp, optarg)) return CLI_EXIT_USAGE;
-      break;
-    case 'h': usage(); return cli_finish_stdout();
-    case 'V': cli_print_version(); return cli_finish_stdout();
-    default: {
-      int lrc = cli_limit_option(c, optarg);
-      if (lrc == 0)
-        lrc = cli_source_option(c, optarg);
-      if (lrc == 1)
-        break;
-      return lrc ? lrc : cli_usage_error("unknown option");
-    }
-    }
+    int rc = one_option(c, argc, argv, a);
+    if (rc != CLI_OPT_CONTINUE)
+      return rc;
   }
   if (optind >= argc)
     return cli_usage_error("no input file");
-  cli_cap_stdout();
-  fo.traces = cli_traces();
-  if (!tarantool)
-    fo.sources = cli_sources();
-  if (xp.format) {
-    if (tarantool || ffp->ninclude || ffp->nexclude || ffp->base || ffp->min_count)
+  a->files = argv + optind;
+  a->nfiles = argc - optind;
+  return CLI_OPT_CONTINUE;
+}
+
+/* The options that go together: CLI_OPT_CONTINUE, or a usage error. */
+static int check_args(const fold_args *a) {
+  const fold_filter *ff = a->ff;
+  if (a->xp.format) {
+    if (a->tarantool || ff->ninclude || ff->nexclude || ff->base || ff->min_count)
       return cli_usage_error("--format=pprof and speedscope take no filters");
-    return fold_export_run(&xp, &fo, argv + optind, argc - optind);
-  }
-  if (xp.output || xp.nlabels)
+  } else if (a->xp.output || a->xp.nlabels) {
     return cli_usage_error("-o and --label go with --format=pprof or speedscope");
-  if (tarantool) {
-    fo.view = LJP_VIEW_REFERENCE;
-    fo.style = LJP_NAME_REFERENCE;
-    fo.vmstate = LJP_VMSTATE_NONE;
   }
-  ljp_tree *tree = ljp_tree_new();
-  ljp_folder *folder = tree ? ljp_folder_new(tree, &fo) : NULL;
-  if (!folder) {
+  return CLI_OPT_CONTINUE;
+}
+
+static int fold_event(void *ctx, const ljp_reader *r, const ljp_event *ev) {
+  if (ljp_folder_add(ctx, r, ev) != LJP_OK) {
     cli_error("out of memory");
     return CLI_EXIT_ERROR;
   }
+  return 0;
+}
+
+/* Folds every file into tree: 0, 1 when a file was broken or missing
+ * (the others are still folded), -1 when out of memory (reported). */
+static int fold_files(ljp_tree *tree, const fold_args *a) {
   int rc = 0;
-  for (int i = optind; i < argc; i++) {
-    ljp_reader *r = cli_open_reader(argv[i], fo.flavor);
-    if (!r) {
-      rc = CLI_EXIT_ERROR;
-      continue;
-    }
-    int drc = cli_drain(argv[i], r, fold_event, folder);
-    if (drc)
-      rc = CLI_EXIT_ERROR;
-    /* The folder caches symbol pointers of this reader: one folder per
+  for (int i = 0; i < a->nfiles; i++) {
+    /* The folder caches symbol pointers of its reader: one folder per
      * reader, the tree is what is shared. */
-    ljp_folder_free(folder);
-    ljp_reader_free(r);
-    folder = ljp_folder_new(tree, &fo);
+    ljp_folder *folder = ljp_folder_new(tree, &a->fo);
     if (!folder) {
       cli_error("out of memory");
-      return CLI_EXIT_ERROR;
+      return -1;
     }
+    ljp_reader *r = cli_open_reader(a->files[i], a->fo.flavor);
+    if (!r || cli_drain(a->files[i], r, fold_event, folder))
+      rc = CLI_EXIT_ERROR;
+    ljp_folder_free(folder);
+    ljp_reader_free(r);
   }
-  ljp_folder_free(folder);
-  ljp_tree *out = tree;
-  if (ffp->ninclude || ffp->nexclude || ffp->base) {
-    out = fold_filter_tree(tree, ffp);
+  return rc;
+}
+
+/* Writes the folded lines of the (filtered) tree to stdout: 0 or 1. */
+static int write_folded(const ljp_tree *tree, const fold_args *a) {
+  const fold_filter *ff = a->ff;
+  const ljp_tree *out = tree;
+  ljp_tree *filtered = NULL;
+  if (ff->ninclude || ff->nexclude || ff->base) {
+    out = filtered = fold_filter_tree(tree, ff);
     if (!out) {
       cli_error("out of memory");
       return CLI_EXIT_ERROR;
     }
   }
+  int rc = 0;
   /* One deep stack of long names can make a line far longer than the
    * input: refuse before building it. */
   if (cli_check_output_size(cli_folded_size(out))) {
     rc = CLI_EXIT_ERROR;
   } else {
     ljp_status st =
-        tarantool ? fold_write_tarantool(out, ffp->min_count, cli_emit_stdout, NULL)
-                  : ljp_tree_write_folded(out, ffp->min_count, cli_emit_stdout, NULL);
+        a->tarantool ? fold_write_tarantool(out, ff->min_count, cli_emit_stdout, NULL)
+                     : ljp_tree_write_folded(out, ff->min_count, cli_emit_stdout, NULL);
     if (st == LJP_E_NOMEM) {
       cli_error("out of memory");
       rc = CLI_EXIT_ERROR;
@@ -245,15 +247,55 @@ static int fold_main(int argc, char **argv, fold_filter *ffp) {
   }
   if (cli_finish_stdout())
     rc = CLI_EXIT_ERROR;
-  if (out != tree)
-    ljp_tree_free(out);
+  ljp_tree_free(filtered);
+  return rc;
+}
+
+/* Folded output: the inputs into one tree, then the lines. */
+static int fold_run(fold_args *a) {
+  if (a->tarantool) {
+    a->fo.view = LJP_VIEW_REFERENCE;
+    a->fo.style = LJP_NAME_REFERENCE;
+    a->fo.vmstate = LJP_VMSTATE_NONE;
+  }
+  ljp_tree *tree = ljp_tree_new();
+  if (!tree) {
+    cli_error("out of memory");
+    return CLI_EXIT_ERROR;
+  }
+  int rc = fold_files(tree, a);
+  if (rc >= 0) {
+    int wrc = write_folded(tree, a);
+    rc = rc ? rc : wrc;
+  } else {
+    rc = CLI_EXIT_ERROR;
+  }
   ljp_tree_free(tree);
   return rc;
 }
 
+static int fold_main(int argc, char **argv, fold_filter *ff) {
+  cli_init(argv[0]);
+  fold_args a;
+  memset(&a, 0, sizeof(a));
+  a.fo.flavor = LJP_FLAVOR_AUTO;
+  a.fo.weight = LJP_WEIGHT_BYTES;
+  a.ff = ff;
+  int rc = parse_args(argc, argv, &a);
+  if (rc == CLI_OPT_CONTINUE)
+    rc = check_args(&a);
+  if (rc != CLI_OPT_CONTINUE)
+    return rc;
+  cli_cap_stdout();
+  a.fo.traces = cli_traces();
+  if (!a.tarantool)
+    a.fo.sources = cli_sources();
+  if (a.xp.format)
+    return fold_export_run(&a.xp, &a.fo, a.files, a.nfiles);
+  return fold_run(&a);
+}
+
 int main(int argc, char **argv) {
-  /* The filters outlive fold_main so that every exit path, usage errors
-   * included, frees them. */
   fold_filter ff;
   memset(&ff, 0, sizeof(ff));
   int rc = fold_main(argc, argv, &ff);

@@ -16,9 +16,8 @@
 
 #include "cli.h"
 #include "cli_limits.h"
+#include "cli_options.h"
 #include "cli_source.h"
-#include "cli_view.h"
-#include "cli_vmstate.h"
 #include "input.h"
 #include "layout.h"
 #include "ljp.h"
@@ -39,9 +38,9 @@ static void diag(const char *file, const char *fmt, ...)
     cli_error("%s", msg);
 }
 
-static void usage(FILE *out)
+static void usage(void)
 {
-  fprintf(out,
+  printf(
 "Usage: ljpsvg [options] [FILE...] > graph.svg\n"
 "       ljpsvg --diff [options] BEFORE AFTER > diff.svg\n"
 "Draws an interactive SVG flame graph of LuaJIT sysprof or memprof files or\n"
@@ -96,8 +95,7 @@ enum {
   OPT_FONTTYPE, OPT_FONTSIZE, OPT_FONTWIDTH, OPT_COUNTNAME, OPT_NAMETYPE,
   OPT_COLORS, OPT_BGCOLORS, OPT_HASH, OPT_REVERSE, OPT_INVERTED, OPT_NEGATE,
   OPT_FACTOR, OPT_TOTAL, OPT_NOTES, OPT_DIFF, OPT_NO_NORMALIZE,
-  OPT_COLORBLIND, OPT_DARK, OPT_NO_LEGEND, OPT_MAXFRAMES, OPT_WEIGHT,
-  OPT_STACK, OPT_VMSTATE, OPT_ADDRESSES, OPT_RANDOM, OPT_CP
+  OPT_COLORBLIND, OPT_DARK, OPT_NO_LEGEND, OPT_MAXFRAMES, OPT_RANDOM, OPT_CP
 };
 
 static const struct option LONGOPTS[] = {
@@ -129,15 +127,11 @@ static const struct option LONGOPTS[] = {
   {"dark", no_argument, NULL, OPT_DARK},
   {"no-legend", no_argument, NULL, OPT_NO_LEGEND},
   {"maxframes", required_argument, NULL, OPT_MAXFRAMES},
-  {"weight", required_argument, NULL, OPT_WEIGHT},
-  {"stack", required_argument, NULL, OPT_STACK},
-  {"vmstate", optional_argument, NULL, OPT_VMSTATE},
-  {"addresses", no_argument, NULL, OPT_ADDRESSES},
+  CLI_FOLD_OPTIONS,
   {"output", required_argument, NULL, 'o'},
   CLI_READER_LIMIT_OPTIONS,
   CLI_SOURCE_OPTIONS,
-  {"help", no_argument, NULL, 'h'},
-  {"version", no_argument, NULL, 'V'},
+  CLI_HELP_OPTIONS,
   {NULL, 0, NULL, 0}
 };
 
@@ -159,129 +153,135 @@ typedef struct config {
   const char *minwidth;
   double total;            /* --total; 0 = none */
   int diff, normalize, colors_set, countname_set, title_set, dark;
-  int traces_set;          /* --traces given (else --diff folds traces) */
   int colorblind, legend, hash;
   palette_id pal;
   size_t maxframes;
 } config;
+
+/* flamegraph.pl's defaults. */
+static void config_init(config *c)
+{
+  memset(c, 0, sizeof *c);
+  c->svg.title = "Flame Graph";
+  c->svg.fonttype = "Verdana";
+  c->svg.countname = "samples";
+  c->svg.nametype = "Function:";
+  c->svg.width = 1200;
+  c->svg.frame_height = 16;
+  c->svg.fontsize = 12;
+  c->svg.fontwidth = 0.59;
+  c->svg.factor = 1;
+  c->minwidth = "0.1";
+  c->normalize = 1;
+  c->legend = 1;
+  c->maxframes = 50000;
+  c->pal = PAL_HOT;
+  c->in.fold.flavor = LJP_FLAVOR_AUTO;
+  c->in.fold.weight = LJP_WEIGHT_BYTES;
+}
 
 static int bad_value(const char *opt, const char *v)
 {
   return cli_usage_error("invalid value for --%s: '%s'", opt, v);
 }
 
+/* A number option of the drawing into *out, within [lo, hi]. */
+static int number_option(const char *opt, const char *v, double lo, double hi,
+                         double *out)
+{
+  return parse_double(v, lo, hi, out) ? bad_value(opt, v) : 1;
+}
+
+/* The drawing options flamegraph.pl has, with flamegraph.pl's words: 1
+ * taken, 0 not one of them, 2 usage error. */
+static int graph_option(int ch, const char *arg, config *c)
+{
+  char a[8], b[8];
+  int dk;
+  switch (ch) {
+  case OPT_TITLE: c->svg.title = arg; c->title_set = 1; return 1;
+  case OPT_SUBTITLE: c->svg.subtitle = arg; return 1;
+  case OPT_WIDTH: return number_option("width", arg, 50, 1e6, &c->svg.width);
+  case OPT_HEIGHT:
+    return number_option("height", arg, 2, 1000, &c->svg.frame_height);
+  case OPT_MINWIDTH: c->minwidth = arg; return 1;
+  case OPT_FONTTYPE: c->svg.fonttype = arg; return 1;
+  case OPT_FONTSIZE:
+    return number_option("fontsize", arg, 1, 500, &c->svg.fontsize);
+  case OPT_FONTWIDTH:
+    return number_option("fontwidth", arg, 0.05, 10, &c->svg.fontwidth);
+  case OPT_COUNTNAME: c->svg.countname = arg; c->countname_set = 1; return 1;
+  case OPT_NAMETYPE: c->svg.nametype = arg; return 1;
+  case OPT_COLORS:
+    if (palette_parse(arg, &c->pal))
+      return bad_value("colors", arg);
+    c->colors_set = 1;
+    return 1;
+  case OPT_BGCOLORS:
+    if (palette_background(PAL_HOT, arg, a, b, &dk))
+      return bad_value("bgcolors", arg);
+    c->svg.bgcolors = arg;
+    return 1;
+  case OPT_HASH: c->hash = 1; return 1;
+  case OPT_RANDOM: case OPT_CP: return 1;  /* colours are always stable */
+  case OPT_REVERSE: c->in.reverse = 1; return 1;
+  case OPT_INVERTED: c->svg.inverted = 1; return 1;
+  case OPT_NEGATE: c->svg.negate = 1; return 1;
+  case OPT_FACTOR:
+    return number_option("factor", arg, -1e300, 1e300, &c->svg.factor);
+  case OPT_TOTAL: return number_option("total", arg, 0, 9.2e18, &c->total);
+  case OPT_NOTES: c->svg.notes = arg; return 1;
+  default: return 0;
+  }
+}
+
+/* ljpsvg's own options: 1 taken, 0 not one of them, 2 usage error. */
+static int tool_option(int ch, const char *arg, config *c)
+{
+  double v;
+  switch (ch) {
+  case OPT_DIFF: c->diff = 1; return 1;
+  case OPT_NO_NORMALIZE: c->normalize = 0; return 1;
+  case OPT_COLORBLIND: c->colorblind = 1; return 1;
+  case OPT_DARK: c->svg.bgcolors = "dark"; return 1;
+  case OPT_NO_LEGEND: c->legend = 0; return 1;
+  case OPT_MAXFRAMES:
+    if (parse_double(arg, 0, 1e9, &v) || v != floor(v))
+      return bad_value("maxframes", arg);
+    c->maxframes = (size_t)v;
+    return 1;
+  case 'o': c->output = arg; return 1;
+  default: return 0;
+  }
+}
+
+/* Fills c from argv: CLI_OPT_CONTINUE, or the status to exit with (help,
+ * version, usage errors). */
 static int parse_args(int argc, char **argv, config *c)
 {
   int ch;
-  double v;
   while ((ch = getopt_long(argc, argv, "o:hV", LONGOPTS, NULL)) != -1) {
-    switch (ch) {
-    case OPT_TITLE: c->svg.title = optarg; c->title_set = 1; break;
-    case OPT_SUBTITLE: c->svg.subtitle = optarg; break;
-    case OPT_WIDTH:
-      if (parse_double(optarg, 50, 1e6, &c->svg.width))
-        return bad_value("width", optarg);
-      break;
-    case OPT_HEIGHT:
-      if (parse_double(optarg, 2, 1000, &c->svg.frame_height))
-        return bad_value("height", optarg);
-      break;
-    case OPT_MINWIDTH: c->minwidth = optarg; break;
-    case OPT_FONTTYPE: c->svg.fonttype = optarg; break;
-    case OPT_FONTSIZE:
-      if (parse_double(optarg, 1, 500, &c->svg.fontsize))
-        return bad_value("fontsize", optarg);
-      break;
-    case OPT_FONTWIDTH:
-      if (parse_double(optarg, 0.05, 10, &c->svg.fontwidth))
-        return bad_value("fontwidth", optarg);
-      break;
-    case OPT_COUNTNAME: c->svg.countname = optarg; c->countname_set = 1; break;
-    case OPT_NAMETYPE: c->svg.nametype = optarg; break;
-    case OPT_COLORS:
-      if (palette_parse(optarg, &c->pal))
-        return bad_value("colors", optarg);
-      c->colors_set = 1;
-      break;
-    case OPT_BGCOLORS: {
-      char a[8], b[8];
-      int dk;
-      if (palette_background(PAL_HOT, optarg, a, b, &dk))
-        return bad_value("bgcolors", optarg);
-      c->svg.bgcolors = optarg;
-      break;
-    }
-    case OPT_HASH: c->hash = 1; break;
-    case OPT_RANDOM: case OPT_CP: break;  /* colours are always stable */
-    case OPT_REVERSE: c->in.reverse = 1; break;
-    case OPT_INVERTED: c->svg.inverted = 1; break;
-    case OPT_NEGATE: c->svg.negate = 1; break;
-    case OPT_FACTOR:
-      if (parse_double(optarg, -1e300, 1e300, &c->svg.factor))
-        return bad_value("factor", optarg);
-      break;
-    case OPT_TOTAL:
-      if (parse_double(optarg, 0, 9.2e18, &c->total))
-        return bad_value("total", optarg);
-      break;
-    case OPT_NOTES: c->svg.notes = optarg; break;
-    case OPT_DIFF: c->diff = 1; break;
-    case OPT_NO_NORMALIZE: c->normalize = 0; break;
-    case OPT_COLORBLIND: c->colorblind = 1; break;
-    case OPT_DARK: c->svg.bgcolors = "dark"; break;
-    case OPT_NO_LEGEND: c->legend = 0; break;
-    case OPT_MAXFRAMES:
-      if (parse_double(optarg, 0, 1e9, &v) || v != floor(v))
-        return bad_value("maxframes", optarg);
-      c->maxframes = (size_t)v;
-      break;
-    case OPT_WEIGHT:
-      if (cli_parse_weight(optarg, &c->in.fold.weight))
-        return bad_value("weight", optarg);
-      break;
-    case OPT_STACK:
-      if (cli_parse_stack(optarg, &c->in.fold.view))
-        return bad_value("stack", optarg);
-      break;
-    case OPT_VMSTATE:
-      if (cli_parse_vmstate(optarg, argc, argv, &optind, &c->in.fold.vmstate))
-        return bad_value("vmstate", optarg);
-      break;
-    case OPT_ADDRESSES: c->in.fold.style = LJP_NAME_ADDRESSES; break;
-    case 'o': c->output = optarg; break;
-    case 'h': usage(stdout); exit(0);
-    case 'V': cli_print_version(); exit(0);
-    case CLI_OPT_MAX_FRAMES:
-    case CLI_OPT_MAX_STRING:
-    case CLI_OPT_MAX_SYMBOLS: {
-      int lrc = cli_limit_option(ch, optarg);
-      if (lrc != 1)
-        return lrc;
-      break;
-    }
-    case CLI_OPT_TRACES:
-      c->traces_set = 1;
-      /* fall through */
-    case CLI_OPT_SOURCE_DIR:
-    case CLI_OPT_NO_SOURCE: {
-      int lrc = cli_source_option(ch, optarg);
-      if (lrc != 1)
-        return lrc;
-      break;
-    }
-    default:
-      return cli_usage_error("unknown option");
-    }
+    int rc = graph_option(ch, optarg, c);
+    if (rc == 0)
+      rc = tool_option(ch, optarg, c);
+    if (rc == 0)
+      rc = cli_fold_option(ch, optarg, argc, argv, &c->in.fold);
+    if (rc == 0)
+      rc = cli_other_option(ch, optarg, usage);
+    else if (rc == 1)
+      rc = CLI_OPT_CONTINUE;
+    if (rc != CLI_OPT_CONTINUE)
+      return rc;
   }
   c->in.limits = *cli_limits();
   /* A differential graph compares two runs, whose trace numbers differ for
    * the same code: traces fold into their functions unless asked. */
-  c->in.fold.traces = c->diff && !c->traces_set ? LJP_TRACES_FUNCTION
-                                                 : cli_traces();
+  c->in.fold.traces = c->diff && !cli_traces_given() ? LJP_TRACES_FUNCTION
+                                                     : cli_traces();
   /* The reference view names frames as Tarantool's parser does. */
   if (c->in.fold.view != LJP_VIEW_REFERENCE)
     c->in.fold.sources = cli_sources();
-  return 0;
+  return CLI_OPT_CONTINUE;
 }
 
 /* Minimum width in weight units from "PX" or "N%". */
@@ -409,30 +409,177 @@ static int check_inputs(char **inputs, int nin)
   return bad;
 }
 
+/* What the inputs held, beyond their stacks. */
+typedef struct inputs_seen {
+  int failed;              /* an input could not be read whole */
+  int any_profile;         /* a profile (not folded text) among them */
+  int memprof;
+  uint64_t differential;   /* folded lines with two counts */
+} inputs_seen;
+
+/* Says what was skipped or changed in an input that was still read. */
+static void input_notes(const char *path, const input_result *res)
+{
+  if (res->ignored == 1)
+    diag(path, "line %llu (offset %llu): ignored, no count at its end",
+         (unsigned long long)res->first_ignored,
+         (unsigned long long)res->first_ignored_offset);
+  else if (res->ignored)
+    diag(path, "ignored %llu lines without a count at their end, "
+         "the first at line %llu (offset %llu)",
+         (unsigned long long)res->ignored,
+         (unsigned long long)res->first_ignored,
+         (unsigned long long)res->first_ignored_offset);
+  if (res->rounded)
+    diag(path, "rounded %llu fractional counts",
+         (unsigned long long)res->rounded);
+}
+
+/* Reads every input into after (with --diff, the first into before; else
+ * the before counts of two-count lines go to before). */
+static void read_inputs(const config *c, char **inputs, int nin,
+                        ljp_tree *after, ljp_tree *before, inputs_seen *seen)
+{
+  input_opts io = c->in;
+  io.reverse = 0;          /* reversed once, after all inputs are in */
+  for (int i = 0; i < nin; i++) {
+    input_result res;
+    ljp_tree *into = c->diff && i == 0 ? before : after;
+    ljp_tree *pair = c->diff ? NULL : before;
+    if (input_read(inputs[i], &io, into, pair, &res) != 0) {
+      diag(inputs[i], "%s", res.message);
+      seen->failed = 1;
+    }
+    if (res.kind != LJP_KIND_UNKNOWN)
+      seen->any_profile = 1;
+    if (res.kind == LJP_KIND_MEMPROF)
+      seen->memprof = 1;
+    input_notes(inputs[i], &res);
+    seen->differential += res.differential;
+  }
+}
+
+/* --reverse: both trees replaced by their reversed copies.  0, or -1 when
+ * out of memory (the trees are then unchanged). */
+static int reverse_trees(ljp_tree **after, ljp_tree **before)
+{
+  ljp_tree *ra = input_reverse_tree(*after);
+  ljp_tree *rb = input_reverse_tree(*before);
+  if (!ra || !rb) {
+    ljp_tree_free(ra);
+    ljp_tree_free(rb);
+    return -1;
+  }
+  ljp_tree_free(*after);
+  ljp_tree_free(*before);
+  *after = ra;
+  *before = rb;
+  return 0;
+}
+
+/* Palette, legend, title and count name for what was read, where the
+ * command line left them to ljpsvg. */
+static void style_graph(config *c, const inputs_seen *seen, int differential)
+{
+  if (!c->colors_set)
+    c->pal = seen->any_profile ? PAL_LUA : PAL_HOT;
+  c->svg.pal.id = c->pal;
+  c->svg.pal.name_hash = c->hash;
+  c->svg.pal.colorblind = c->colorblind;
+  c->svg.legend = c->legend && c->pal == PAL_LUA && !differential;
+  if (!c->title_set && c->svg.inverted)
+    c->svg.title = "Icicle Graph";
+  if (!c->title_set && differential)
+    c->svg.title = c->svg.inverted ? "Differential Icicle Graph"
+                                   : "Differential Flame Graph";
+  if (!c->countname_set && seen->memprof)
+    c->svg.countname = c->in.fold.weight == LJP_WEIGHT_EVENTS ? "allocations"
+                                                               : "bytes";
+}
+
+/* The graph's width in counts: the tree's total, or --total when above
+ * it.  *empty is set when there is nothing to draw (said here). */
+static int64_t graph_total(const config *c, const ljp_tree *after,
+                           char **inputs, int nin, int *empty)
+{
+  int64_t total = ljp_tree_node_total(after, 0);
+  if (total < 0)
+    total = 0;
+  if (c->total > 0) {
+    if (c->total >= (double)total)
+      total = (int64_t)c->total;
+    else if (c->total / (double)total > 0.02 || total == 0)
+      diag(NULL, "specified --total %.0f is less than actual total %lld, "
+           "so ignored", c->total, (long long)total);
+  }
+  *empty = total == 0;
+  if (total == 0) {
+    if (nin == 1)
+      diag(inputs[0], "no stack counts found");
+    else
+      diag(NULL, "no stack counts found in %d inputs", nin);
+  }
+  return total;
+}
+
+/* Lays out and writes the graph of after (against before when
+ * differential): 0, or 1 after reporting an error. */
+static int draw(const config *c, const ljp_tree *after,
+                const ljp_tree *before, int differential, int64_t total)
+{
+  double min_weight = 0;
+  min_weight_of(c->minwidth, c->svg.width, total, &min_weight);
+  fg_layout l;
+  if (fg_layout_build(after, total, min_weight, c->maxframes, &l) != 0) {
+    diag(NULL, "out of memory");
+    return 1;
+  }
+  svg_diff d = {NULL, 1.0, 5};
+  if (differential) {
+    d.before = before;
+    int64_t bt = ljp_tree_node_total(before, 0);
+    if (c->normalize && bt > 0 && total > 0)
+      d.scale = (double)ljp_tree_node_total(after, 0) / (double)bt;
+  }
+  int rc = write_output(c, after, &l, &d) != 0;
+  fg_layout_free(&l);
+  return rc;
+}
+
+/* Reads, styles and draws: the exit status. */
+static int run(config *c, char **inputs, int nin)
+{
+  ljp_tree *after = ljp_tree_new(), *before = ljp_tree_new();
+  int status = 1;
+  inputs_seen seen = {0, 0, 0, 0};
+  if (!after || !before) {
+    diag(NULL, "out of memory");
+    goto done;
+  }
+  read_inputs(c, inputs, nin, after, before, &seen);
+  if (c->in.reverse && reverse_trees(&after, &before) != 0) {
+    diag(NULL, "out of memory");
+    goto done;
+  }
+  int differential = c->diff || seen.differential > 0;
+  style_graph(c, &seen, differential);
+  int empty;
+  int64_t total = graph_total(c, after, inputs, nin, &empty);
+  status = draw(c, after, before, differential, total) || seen.failed ||
+           empty;
+done:
+  ljp_tree_free(after);
+  ljp_tree_free(before);
+  return status;
+}
+
 int main(int argc, char **argv)
 {
   config c;
   cli_init("ljpsvg");
-  memset(&c, 0, sizeof c);
-  c.svg.title = "Flame Graph";
-  c.svg.fonttype = "Verdana";
-  c.svg.countname = "samples";
-  c.svg.nametype = "Function:";
-  c.svg.width = 1200;
-  c.svg.frame_height = 16;
-  c.svg.fontsize = 12;
-  c.svg.fontwidth = 0.59;
-  c.svg.factor = 1;
-  c.minwidth = "0.1";
-  c.normalize = 1;
-  c.legend = 1;
-  c.maxframes = 50000;
-  c.pal = PAL_HOT;
-  c.in.fold.flavor = LJP_FLAVOR_AUTO;
-  c.in.fold.weight = LJP_WEIGHT_BYTES;
-
+  config_init(&c);
   int rc = parse_args(argc, argv, &c);
-  if (rc)
+  if (rc != CLI_OPT_CONTINUE)
     return rc;
   int nin = argc - optind;
   char *stdin_arg[] = {"-"};
@@ -443,116 +590,10 @@ int main(int argc, char **argv)
     return cli_usage_error("--diff takes two inputs: BEFORE AFTER");
   if (check_inputs(inputs, nin))
     return 1;
-  {
-    double mw;
-    if (min_weight_of(c.minwidth, c.svg.width, 1, &mw))
-      return bad_value("minwidth", c.minwidth);
-  }
-
-  ljp_tree *after = ljp_tree_new(), *before = ljp_tree_new();
-  if (!after || !before) {
-    diag(NULL, "out of memory");
-    return 1;
-  }
-  int status = 0, any_profile = 0, memprof = 0;
-  uint64_t differential_lines = 0;
-  input_opts io = c.in;
-  io.reverse = 0;          /* reversed once, after all inputs are in */
-  for (int i = 0; i < nin; i++) {
-    input_result res;
-    ljp_tree *into = c.diff && i == 0 ? before : after;
-    ljp_tree *pair = c.diff ? NULL : before;
-    if (input_read(inputs[i], &io, into, pair, &res) != 0) {
-      diag(inputs[i], "%s", res.message);
-      status = 1;
-    }
-    if (res.kind != LJP_KIND_UNKNOWN)
-      any_profile = 1;
-    if (res.kind == LJP_KIND_MEMPROF)
-      memprof = 1;
-    if (res.ignored == 1)
-      diag(inputs[i], "line %llu (offset %llu): ignored, no count at its end",
-           (unsigned long long)res.first_ignored,
-           (unsigned long long)res.first_ignored_offset);
-    else if (res.ignored)
-      diag(inputs[i], "ignored %llu lines without a count at their end, "
-           "the first at line %llu (offset %llu)",
-           (unsigned long long)res.ignored,
-           (unsigned long long)res.first_ignored,
-           (unsigned long long)res.first_ignored_offset);
-    if (res.rounded)
-      diag(inputs[i], "rounded %llu fractional counts",
-           (unsigned long long)res.rounded);
-    differential_lines += res.differential;
-  }
-  int differential = c.diff || differential_lines > 0;
-
-  if (c.in.reverse) {
-    ljp_tree *ra = input_reverse_tree(after);
-    ljp_tree *rb = input_reverse_tree(before);
-    if (!ra || !rb) {
-      diag(NULL, "out of memory");
-      return 1;
-    }
-    ljp_tree_free(after);
-    ljp_tree_free(before);
-    after = ra;
-    before = rb;
-  }
-
-  if (!c.colors_set)
-    c.pal = any_profile ? PAL_LUA : PAL_HOT;
-  c.svg.pal.id = c.pal;
-  c.svg.pal.name_hash = c.hash;
-  c.svg.pal.colorblind = c.colorblind;
-  c.svg.legend = c.legend && c.pal == PAL_LUA && !differential;
-  if (!c.title_set && c.svg.inverted)
-    c.svg.title = "Icicle Graph";
-  if (!c.title_set && differential)
-    c.svg.title = c.svg.inverted ? "Differential Icicle Graph"
-                                 : "Differential Flame Graph";
-  if (!c.countname_set && memprof)
-    c.svg.countname = c.in.fold.weight == LJP_WEIGHT_EVENTS ? "allocations"
-                                                             : "bytes";
-
-  int64_t total = ljp_tree_node_total(after, 0);
-  if (total < 0)
-    total = 0;
-  if (c.total > 0) {
-    if (c.total >= (double)total)
-      total = (int64_t)c.total;
-    else if (c.total / (double)total > 0.02 || total == 0)
-      diag(NULL, "specified --total %.0f is less than actual total %lld, "
-           "so ignored", c.total, (long long)total);
-  }
-  if (total == 0) {
-    if (nin == 1)
-      diag(inputs[0], "no stack counts found");
-    else
-      diag(NULL, "no stack counts found in %d inputs", nin);
-    status = 1;
-  }
-
-  double min_weight = 0;
-  min_weight_of(c.minwidth, c.svg.width, total, &min_weight);
-  fg_layout l;
-  if (fg_layout_build(after, total, min_weight, c.maxframes, &l) != 0) {
-    diag(NULL, "out of memory");
-    return 1;
-  }
-
-  svg_diff d = {NULL, 1.0, 5};
-  if (differential) {
-    d.before = before;
-    int64_t bt = ljp_tree_node_total(before, 0);
-    if (c.normalize && bt > 0 && total > 0)
-      d.scale = (double)ljp_tree_node_total(after, 0) / (double)bt;
-  }
-  if (write_output(&c, after, &l, &d) != 0)
-    status = 1;
-  fg_layout_free(&l);
-  ljp_tree_free(after);
-  ljp_tree_free(before);
+  double mw;
+  if (min_weight_of(c.minwidth, c.svg.width, 1, &mw))
+    return bad_value("minwidth", c.minwidth);
+  rc = run(&c, inputs, nin);
   xmlCleanupParser();
-  return status;
+  return rc;
 }

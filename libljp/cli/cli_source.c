@@ -9,6 +9,7 @@
 #include <string.h>
 
 static ljp_trace_mode traces = LJP_TRACES_UNDER;
+static int traces_given;
 static int no_source;
 static const char **dirs;
 static size_t ndirs;
@@ -42,6 +43,7 @@ int cli_source_option(int opt, const char *arg) {
     if (cli_parse_traces(arg, &traces))
       return cli_usage_error("--traces takes under, function or trace, "
                              "not '%s'", arg ? arg : "");
+    traces_given = 1;
     return 1;
   case CLI_OPT_NO_SOURCE:
     no_source = 1;
@@ -62,6 +64,8 @@ int cli_source_option(int opt, const char *arg) {
 }
 
 ljp_trace_mode cli_traces(void) { return traces; }
+
+int cli_traces_given(void) { return traces_given; }
 
 ljp_srcnames *cli_sources(void) {
   if (made)

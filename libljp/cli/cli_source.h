@@ -50,6 +50,8 @@ int cli_parse_traces(const char *s, ljp_trace_mode *out);
 
 /* The --traces mode given (LJP_TRACES_UNDER by default). */
 ljp_trace_mode cli_traces(void);
+/* 1 when --traces was on the command line (a tool may default otherwise). */
+int cli_traces_given(void);
 
 /* The resolver for the run, made on first call with the --source-dir
  * directories; NULL with --no-source or when out of memory (names then
