@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "cli_names.h"
 
+#include "batch.h"
 #include "intern.h"
 #include "ljp.h"
 #include "schema.h"
@@ -28,18 +29,15 @@
 #include <unistd.h>
 
 enum {
-  ST_SYMBOL, ST_PATH, ST_TRACE, ST_SAMPLE, ST_SITE, ST_ALLOC, ST_PROFILE,
+  ST_SYMBOL, ST_TRACE, ST_SITE, ST_PROFILE,
   ST_FIND, ST_MAXID_PROFILE,
   ST__COUNT
 };
 
 static const char *const stmt_sql[ST__COUNT] = {
   "INSERT INTO symbols VALUES (?,?,?,?,?,?,?,?)",
-  "INSERT INTO call_paths VALUES (?,?,?,?,?,?)",
   "INSERT INTO traces VALUES (?,?,?,?,?,?,?,?,?,?)",
-  "INSERT INTO samples (profile_id, seq, vmstate, call_path_id, trace_id, weight, time_ns, coro, flags) VALUES (?,?,?,?,?,1,?,?,?)",
   "INSERT INTO sites VALUES (?,?,?,?,?,?,?,?,?)",
-  "INSERT INTO allocations VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
   "INSERT INTO profiles VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
   "SELECT id, label FROM profiles WHERE sha256 = ?",
   "SELECT coalesce(max(id), 0) + 1 FROM profiles",
@@ -57,10 +55,17 @@ static const char *const delete_sql[] = {
 
 #define SYMBOL_NONE (-2)
 
+/* The fact tables' rows go in BATCH_ROWS to a statement (batch.h). */
+#define BATCH_ROWS 64
+#define SAMPLE_COLS 9
+#define PATH_COLS 6
+#define ALLOC_COLS 14
+
 struct importer {
   sqlite3 *db;
   import_options opt;
   sqlite3_stmt *st[ST__COUNT];
+  row_batch sample_rows, path_rows, alloc_rows;
   /* Next free ids; row 0 of each table is the "unknown" row. */
   int64_t next_symbol, next_path, next_trace, next_site, next_alloc;
   /* Per-file state, cleared between files (capacity kept). */
@@ -164,6 +169,39 @@ static void bind_text(sqlite3_stmt *st, int i, const char *s, size_t n) {
     sqlite3_bind_text64(st, i, s, n, SQLITE_TRANSIENT, SQLITE_UTF8);
   else
     sqlite3_bind_null(st, i);
+}
+
+/* Batched rows (batch.h): integers as SQLite stores them (see bind_u64). */
+static const batch_cell null_cell = {0, 1};
+
+static batch_cell cell(int64_t v) {
+  batch_cell c = {v, 0};
+  return c;
+}
+
+/* The cells of a new row of b, flushing b first when it is full; NULL
+ * with the message set when the flush fails. */
+static batch_cell *next_row(importer *im, row_batch *b, const char *what) {
+  batch_cell *c = batch_row(b);
+  if (c) return c;
+  if (batch_flush(b) != SQLITE_OK) return db_fail(im, what), NULL;
+  return batch_row(b);
+}
+
+static int flush_rows(importer *im) {
+  if (batch_flush(&im->path_rows) != SQLITE_OK)
+    return db_fail(im, "insert call path");
+  if (batch_flush(&im->sample_rows) != SQLITE_OK)
+    return db_fail(im, "insert sample");
+  if (batch_flush(&im->alloc_rows) != SQLITE_OK)
+    return db_fail(im, "insert allocation");
+  return 0;
+}
+
+static void discard_rows(importer *im) {
+  batch_discard(&im->path_rows);
+  batch_discard(&im->sample_rows);
+  batch_discard(&im->alloc_rows);
 }
 
 /* Formats f into im->name (grown as needed); returns the length, or
@@ -294,14 +332,14 @@ static int64_t path_id(importer *im, int64_t parent, int64_t sym,
   int64_t *hit = tuple_map_get(&im->paths, &k);
   if (hit) return *hit;
   int64_t id = im->next_path++;
-  sqlite3_stmt *st = im->st[ST_PATH];
-  sqlite3_bind_int64(st, 1, id);
-  sqlite3_bind_int64(st, 2, im->profile_id);
-  sqlite3_bind_int64(st, 3, parent);
-  sqlite3_bind_int64(st, 4, sym);
-  bind_u64(st, 5, line);
-  sqlite3_bind_int64(st, 6, (sqlite3_int64)depth);
-  if (step_done(im, st, "insert call path")) return -1;
+  batch_cell *c = next_row(im, &im->path_rows, "insert call path");
+  if (!c) return -1;
+  c[0] = cell(id);
+  c[1] = cell(im->profile_id);
+  c[2] = cell(parent);
+  c[3] = cell(sym);
+  c[4] = cell((int64_t)line);
+  c[5] = cell((int64_t)depth);
   if (tuple_map_put(&im->paths, &k, id)) return msgf(im, "out of memory"), -1;
   im->stats.call_paths++;
   return id;
@@ -406,24 +444,18 @@ static int insert_sample(importer *im, const ljp_sample *s, uint64_t seq,
   /* One host frame is what a leaf sample keeps (ljp's capture core in L
    * mode); a call graph reaches main. */
   if (s->host_count > 1) im->saw_host = 1;
-  sqlite3_stmt *st = im->st[ST_SAMPLE];
-  sqlite3_bind_int64(st, 1, im->profile_id);
-  bind_u64(st, 2, seq);
-  sqlite3_bind_int(st, 3, s->vmstate);
-  sqlite3_bind_int64(st, 4, path);
-  sqlite3_bind_int64(st, 5, trace);
-  /* Only x1 streams know when and in which coroutine (bindings persist
-   * across executions, so the NULLs are bound every time too). */
-  if (s->has_time) {
-    bind_u64(st, 6, s->time_ns);
-    bind_u64(st, 7, s->coro);
-    sqlite3_bind_int64(st, 8, (sqlite3_int64)s->flags);
-  } else {
-    sqlite3_bind_null(st, 6);
-    sqlite3_bind_null(st, 7);
-    sqlite3_bind_null(st, 8);
-  }
-  if (step_done(im, st, "insert sample")) return -1;
+  batch_cell *c = next_row(im, &im->sample_rows, "insert sample");
+  if (!c) return -1;
+  c[0] = cell(im->profile_id);
+  c[1] = cell((int64_t)seq);
+  c[2] = cell(s->vmstate);
+  c[3] = cell(path);
+  c[4] = cell(trace);
+  c[5] = cell(1);
+  /* Only x1 streams know when and in which coroutine. */
+  c[6] = s->has_time ? cell((int64_t)s->time_ns) : null_cell;
+  c[7] = s->has_time ? cell((int64_t)s->coro) : null_cell;
+  c[8] = s->has_time ? cell((int64_t)s->flags) : null_cell;
   im->stats.samples++;
   return 0;
 }
@@ -648,22 +680,22 @@ static int add_mem(importer *im, const ljp_mem_event *m, uint64_t seq) {
     tuple_key k = {{m->new_addr, 0, 0, 0, 0, 0}};
     if (tuple_map_put(&im->heap, &k, id)) return msgf(im, "out of memory"), -1;
   }
-  sqlite3_stmt *st = im->st[ST_ALLOC];
-  sqlite3_bind_int64(st, 1, id);
-  sqlite3_bind_int64(st, 2, im->profile_id);
-  bind_u64(st, 3, seq);
-  sqlite3_bind_int(st, 4, (int)m->kind);
-  sqlite3_bind_int(st, 5, (int)m->source);
-  sqlite3_bind_int64(st, 6, site);
-  sqlite3_bind_int64(st, 7, sym);
-  bind_u64(st, 8, line);
-  sqlite3_bind_int64(st, 9, trace);
-  bind_u64(st, 10, m->old_addr);
-  bind_u64(st, 11, m->old_size);
-  bind_u64(st, 12, m->new_addr);
-  bind_u64(st, 13, m->new_size);
-  sqlite3_bind_int64(st, 14, origin);
-  if (step_done(im, st, "insert allocation")) return -1;
+  batch_cell *c = next_row(im, &im->alloc_rows, "insert allocation");
+  if (!c) return -1;
+  c[0] = cell(id);
+  c[1] = cell(im->profile_id);
+  c[2] = cell((int64_t)seq);
+  c[3] = cell((int64_t)m->kind);
+  c[4] = cell((int64_t)m->source);
+  c[5] = cell(site);
+  c[6] = cell(sym);
+  c[7] = cell((int64_t)line);
+  c[8] = cell(trace);
+  c[9] = cell((int64_t)m->old_addr);
+  c[10] = cell((int64_t)m->old_size);
+  c[11] = cell((int64_t)m->new_addr);
+  c[12] = cell((int64_t)m->new_size);
+  c[13] = cell(origin);
   im->stats.mem_events++;
   return 0;
 }
@@ -779,6 +811,9 @@ static void reset_file_state(importer *im) {
 
 static void importer_free(importer *im) {
   for (int i = 0; i < ST__COUNT; i++) sqlite3_finalize(im->st[i]);
+  batch_close(&im->sample_rows);
+  batch_close(&im->path_rows);
+  batch_close(&im->alloc_rows);
   tuple_map_free(&im->frames);
   name_map_free(&im->symbols);
   tuple_map_free(&im->paths);
@@ -843,6 +878,16 @@ importer *importer_begin(sqlite3 *db, const import_options *opt, char *err,
       db_fail(im, "prepare");
       goto fail;
     }
+  if (batch_open(&im->sample_rows, db, "INSERT INTO samples (profile_id, seq, "
+                 "vmstate, call_path_id, trace_id, weight, time_ns, coro, "
+                 "flags)", SAMPLE_COLS, BATCH_ROWS) ||
+      batch_open(&im->path_rows, db, "INSERT INTO call_paths", PATH_COLS,
+                 BATCH_ROWS) ||
+      batch_open(&im->alloc_rows, db, "INSERT INTO allocations", ALLOC_COLS,
+                 BATCH_ROWS)) {
+    db_fail(im, "prepare");
+    goto fail;
+  }
   im->next_symbol = query_int(im, "SELECT max(id) + 1 FROM symbols");
   im->next_path = query_int(im, "SELECT max(id) + 1 FROM call_paths");
   im->next_trace = query_int(im, "SELECT max(id) + 1 FROM traces");
@@ -863,6 +908,7 @@ fail:
 void importer_rollback(importer *im) {
   if (!im) return;
   for (int i = 0; i < ST__COUNT; i++) sqlite3_reset(im->st[i]);
+  discard_rows(im);
   sqlite3_exec(im->db, "ROLLBACK", NULL, NULL, NULL);
   importer_free(im);
 }
@@ -871,6 +917,7 @@ int importer_commit(importer *im, char *err, size_t errlen) {
   im->err = err;
   im->errlen = errlen;
   for (int i = 0; i < ST__COUNT; i++) sqlite3_reset(im->st[i]);
+  discard_rows(im);
   if (db_exec_all(im->db, ljpdb_schema_indexes, err, errlen) ||
       exec(im, "COMMIT")) {
     importer_rollback(im);
@@ -1101,7 +1148,9 @@ import_result import_file(importer *im, const char *path, int64_t *profile_id,
     msgf(im, "%s", ljp_reader_error(im->r));
     goto failed;
   }
-  if (insert_profile(im, path, label, &in, res == IMPORT_OK)) goto fatal;
+  if (flush_rows(im) ||
+      insert_profile(im, path, label, &in, res == IMPORT_OK))
+    goto fatal;
   if (exec(im, "RELEASE import_file")) goto fatal;
   *profile_id = im->profile_id;
   goto out;
@@ -1113,6 +1162,7 @@ fatal:
   res = IMPORT_FATAL;
 out_rollback:
   for (int i = 0; i < ST__COUNT; i++) sqlite3_reset(im->st[i]);
+  discard_rows(im);
   sqlite3_exec(im->db, "ROLLBACK TO import_file; RELEASE import_file", NULL,
                NULL, NULL);
 out:

@@ -349,7 +349,10 @@ static int create_schema(sqlite3 *db, char *err, size_t errlen) {
 int db_open(const char *path, db_mode mode, sqlite3 **out, char *err,
             size_t errlen) {
   sqlite3 *db = NULL;
-  int flags = SQLITE_OPEN_READWRITE | (mode == DB_CREATE ? SQLITE_OPEN_CREATE : 0);
+  /* One thread per connection: no mutex around every call (binding the
+   * import's rows took a lock per value). */
+  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX |
+              (mode == DB_CREATE ? SQLITE_OPEN_CREATE : 0);
   long long appid = 0, version = 0, objects = 0;
   *out = NULL;
   if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK) {
