@@ -28,6 +28,12 @@ typedef struct heap_block {
   uint64_t size;
 } heap_block;
 
+/* Where an event's weight went: the leaf node and the weight added. */
+typedef struct fold_to {
+  uint32_t leaf;
+  int64_t weight;
+} fold_to;
+
 /* Samples repeat: the same record bytes at the same symbol epoch fold to
  * the same leaf, so a direct-mapped memo of recent records skips merging,
  * naming and the trie walk.  It is bounded (MEMO_SLOTS records), so memory
@@ -43,6 +49,7 @@ typedef struct memo_slot {
 struct ljp_folder {
   ljp_tree *t;
   ljp_fold_options o;
+  const ljp_reader *r; /* the reader of the event being added */
   name_key *cache;
   size_t ccap, ccount;
   ljp_frame *frames;
@@ -139,7 +146,60 @@ static int cache_grow(ljp_folder *f) {
   return 0;
 }
 
-/* Names a formatted string into the tree. */
+/* The attributes of a stream frame, looked up as ljpdb's symbols always
+ * were: a Lua function by its proto, a trace by its start function (the
+ * chunk is the proto's), C and host frames by their symbol and, where the
+ * stream names objects, the object their address lies in. */
+static void frame_info_of(const ljp_folder *f, const ljp_frame *fr,
+                          ljp_frame_info *fi) {
+  const ljp_symbol *s = fr->sym, *fn = NULL;
+  memset(fi, 0, sizeof(*fi));
+  fi->kind = fr->kind;
+  fi->address = fr->value;
+  if (fr->kind == LJP_FRAME_LUA && s) {
+    fn = s;
+    fi->chunk = s->name;
+    fi->chunk_len = s->name_len;
+    fi->def_line = s->line;
+    fi->address = s->addr;
+  } else if (fr->kind == LJP_FRAME_TRACE) {
+    fn = fr->proto;
+    if (fn) {
+      fi->chunk = fn->name;
+      fi->chunk_len = fn->name_len;
+    }
+    fi->def_line = s ? s->line : fr->line;
+  } else if (fr->kind == LJP_FRAME_CFUNC || fr->kind == LJP_FRAME_HOST) {
+    if (s)
+      fi->address = s->addr;
+    const ljp_symbol *obj =
+        f->r ? ljp_reader_lookup_object(f->r, fr->value) : NULL;
+    if (obj) {
+      fi->object = obj->name;
+      fi->object_len = obj->name_len;
+      fi->build_id = obj->build_id;
+      fi->build_id_len = obj->build_id ? obj->build_id_len : 0;
+      fi->object_start = obj->addr;
+      fi->object_size = obj->size;
+      fi->object_offset = obj->offset;
+    }
+  }
+  if (fn && fn->name && f->o.sources)
+    fi->function =
+        ljp_srcnames_lookup(f->o.sources, fn->name, fn->name_len, fn->line);
+}
+
+/* The line a frame is keyed by in the tree: its current line when the
+ * options ask for lines and the frame has one. */
+static uint64_t key_line(const ljp_folder *f, const ljp_frame *fr) {
+  if (!f->o.lines)
+    return 0;
+  return fr->kind == LJP_FRAME_LUA || fr->kind == LJP_FRAME_TRACE ? fr->line
+                                                                  : 0;
+}
+
+/* Names a formatted string into the tree; a frame new to the tree gets
+ * the attributes of the stream frame that named it first. */
 static uint32_t intern_text(ljp_folder *f, const ljp_frame *fr,
                             ljp_flavor flavor) {
   size_t need = ljp_frame_name_src(fr, f->o.style, flavor, f->o.sources,
@@ -156,7 +216,16 @@ static uint32_t intern_text(ljp_folder *f, const ljp_frame *fr,
   }
   if (need == 0)
     return UINT32_MAX; /* the reference drops nameless frames */
-  return ljp_tree_intern(f->t, f->name, need, frame_class(fr->kind));
+  uint32_t known = ljp_tree_frame_count(f->t);
+  uint32_t id = ljp_tree_intern_line(f->t, f->name, need,
+                                     frame_class(fr->kind), key_line(f, fr));
+  if (id > known) {
+    ljp_frame_info fi;
+    frame_info_of(f, fr, &fi);
+    if (ljp_tree_set_frame_info(f->t, id, &fi) != LJP_OK)
+      return 0;
+  }
+  return id;
 }
 
 /* The tree frame id of fr: UINT32_MAX for "no frame", 0 on OOM. */
@@ -171,7 +240,8 @@ static uint32_t frame_id(ljp_folder *f, const ljp_frame *fr,
   k.mcode = fr->mcode;
   /* Where a symbol resolved, the raw value does not change the name —
    * except Lua protos (the value is the proto) and the reference style's
-   * address-0 rule. */
+   * address-0 rule.  The line stays in the key of Lua and trace frames:
+   * it may name the frame (ljp_fold_options.lines). */
   if (!fr->sym || fr->kind == LJP_FRAME_FFUNC || fr->value == 0 ||
       fr->kind == LJP_FRAME_TRACE)
     k.value = fr->value;
@@ -200,7 +270,14 @@ static uint32_t vm_frame(ljp_folder *f, int vmstate) {
   if (!f->vm_ids[vmstate]) {
     char buf[32];
     int n = snprintf(buf, sizeof(buf), "VMST_%s", ljp_vmstate_name(vmstate));
-    f->vm_ids[vmstate] = ljp_tree_intern(f->t, buf, (size_t)n, LJP_CLASS_VM);
+    uint32_t known = ljp_tree_frame_count(f->t);
+    uint32_t id = ljp_tree_intern(f->t, buf, (size_t)n, LJP_CLASS_VM);
+    ljp_frame_info fi;
+    memset(&fi, 0, sizeof(fi));
+    fi.address = (uint64_t)vmstate;
+    if (id > known && ljp_tree_set_frame_info(f->t, id, &fi) != LJP_OK)
+      return 0;
+    f->vm_ids[vmstate] = id;
   }
   return f->vm_ids[vmstate];
 }
@@ -320,11 +397,20 @@ static size_t x1_stack_bytes(const ljp_event *ev) {
   return off < ev->raw_len ? off : 0;
 }
 
+/* Adds weight 1 at a leaf a memo remembered. */
+static ljp_status add_at(ljp_folder *f, uint32_t leaf, uint32_t *out) {
+  *out = leaf;
+  return ljp_tree_add_at(f->t, leaf, 1) == UINT32_MAX ? LJP_E_NOMEM : LJP_OK;
+}
+
+/* Folds a sample through the memos: the stack token (the reader knows the
+ * stacks), the record bytes, then (inside add_sample) the frame ids; each
+ * remembers the leaf, so every path reports where the weight went. */
 static ljp_status add_sample_memo(ljp_folder *f, const ljp_reader *r,
-                                  const ljp_event *ev, ljp_flavor flavor) {
-  uint32_t leaf;
+                                  const ljp_event *ev, ljp_flavor flavor,
+                                  uint32_t *leaf) {
   if (!r || !ev->raw || !ev->raw_len)
-    return add_sample(f, &ev->u.sample, flavor, &leaf);
+    return add_sample(f, &ev->u.sample, flavor, leaf);
   if (!f->memo && !(f->memo = calloc(MEMO_SLOTS, sizeof(*f->memo))))
     return LJP_E_NOMEM;
   const uint8_t *key = ev->raw;
@@ -332,11 +418,13 @@ static ljp_status add_sample_memo(ljp_folder *f, const ljp_reader *r,
   uint64_t epoch = ljp_reader_symbol_epoch(r);
   size_t skip = x1_stack_bytes(ev);
   if (skip) {
-    /* The header left the key, so the vmstate (which may name a frame)
-     * joins the epoch instead. */
+    /* The header and flags left the key, so the vmstate (which may name
+     * a frame) and the flags (an incomplete host stack gets a mark) join
+     * the epoch instead. */
     key += skip;
     klen -= skip;
-    epoch = (epoch << 4) | (uint64_t)(ev->u.sample.vmstate & 0xf);
+    epoch = (epoch << 8) | ((uint64_t)(ev->u.sample.flags & 0xf) << 4) |
+            (uint64_t)(ev->u.sample.vmstate & 0xf);
   }
   uint64_t tok = ljp_reader_stack_token(r);
   size_t ti = 0;
@@ -344,23 +432,27 @@ static ljp_status add_sample_memo(ljp_folder *f, const ljp_reader *r,
   if (tok && ev->u.sample.vmstate != LJP_VMST_TRACE) {
     if (!f->tmemo && !(f->tmemo = calloc(MEMO_SLOTS, sizeof(*f->tmemo))))
       return LJP_E_NOMEM;
-    tkey = (tok << 8) | ((uint64_t)(ev->u.sample.flags & 0xf) << 4) | (uint64_t)(ev->u.sample.vmstate & 0xf);
+    tkey = (tok << 8) | ((uint64_t)(ev->u.sample.flags & 0xf) << 4) |
+           (uint64_t)(ev->u.sample.vmstate & 0xf);
     ti = (size_t)(ljp_hash64(tkey) & (MEMO_SLOTS - 1));
-    if (f->tmemo[ti].key == tkey)
-      return ljp_tree_add_at(f->t, f->tmemo[ti].leaf, 1) == UINT32_MAX ? LJP_E_NOMEM : LJP_OK;
+    /* key 0 marks an empty slot: such a token is simply not memoised */
+    if (tkey && f->tmemo[ti].key == tkey)
+      return add_at(f, f->tmemo[ti].leaf, leaf);
   }
   uint64_t h = ljp_hash_bytes(key, klen);
   int hit;
   memo_slot *m = memo_find(f->memo, key, klen, h, epoch, &hit);
+  ljp_status st;
   if (hit) {
-    if (tkey) { f->tmemo[ti].key = tkey; f->tmemo[ti].leaf = m->leaf; }
-    return ljp_tree_add_at(f->t, m->leaf, 1) == UINT32_MAX ? LJP_E_NOMEM
-                                                           : LJP_OK;
+    st = add_at(f, m->leaf, leaf);
+  } else {
+    st = add_sample(f, &ev->u.sample, flavor, leaf);
+    if (st == LJP_OK)
+      memo_store(m, key, klen, h, epoch, *leaf);
   }
-  ljp_status st = add_sample(f, &ev->u.sample, flavor, &leaf);
-  if (st == LJP_OK) {
-    memo_store(m, key, klen, h, epoch, leaf);
-    if (tkey) { f->tmemo[ti].key = tkey; f->tmemo[ti].leaf = leaf; }
+  if (st == LJP_OK && tkey) {
+    f->tmemo[ti].key = tkey;
+    f->tmemo[ti].leaf = *leaf;
   }
   return st;
 }
@@ -416,8 +508,19 @@ static size_t mem_site(ljp_folder *f, const ljp_mem_event *m,
   return ids[0] == UINT32_MAX ? 0 : 1;
 }
 
+/* Adds the stack ids[0..n) with weight w and reports it in *to. */
+static ljp_status add_weight(ljp_folder *f, const uint32_t *ids, size_t n,
+                             int64_t w, fold_to *to) {
+  uint32_t leaf = ljp_tree_add(f->t, ids, n, w);
+  if (leaf == UINT32_MAX)
+    return LJP_E_NOMEM;
+  to->leaf = leaf;
+  to->weight = w;
+  return LJP_OK;
+}
+
 static ljp_status add_mem(ljp_folder *f, const ljp_mem_event *m,
-                          ljp_flavor flavor) {
+                          ljp_flavor flavor, fold_to *to) {
   uint32_t ids[3] = {0, 0, 0};
   ljp_weight w = f->o.weight;
   if (w != LJP_WEIGHT_LIVE && m->kind == LJP_MEM_FREE)
@@ -427,21 +530,20 @@ static ljp_status add_mem(ljp_folder *f, const ljp_mem_event *m,
     if (!ids[i])
       return LJP_E_NOMEM;
   if (w == LJP_WEIGHT_BYTES)
-    return ljp_tree_add(f->t, ids, n, (int64_t)m->new_size) == UINT32_MAX
-               ? LJP_E_NOMEM
-               : LJP_OK;
+    return add_weight(f, ids, n, (int64_t)m->new_size, to);
   if (w != LJP_WEIGHT_LIVE)
-    return ljp_tree_add(f->t, ids, n, 1) == UINT32_MAX ? LJP_E_NOMEM : LJP_OK;
+    return add_weight(f, ids, n, 1, to);
   /* Live bytes: a block is charged to the site that allocated it until
    * it is freed or moved; blocks from before the profile started are not
-   * known and not charged. */
+   * known and not charged.  A free reports the weight it took back, at
+   * the freed block's stack; a realloc reports its new block. */
   if (m->kind != LJP_MEM_ALLOC) {
     heap_block *b = ljp__u64map_del(&f->heap, m->old_addr);
     if (b) {
-      uint32_t leaf = ljp_tree_add(f->t, b->ids, b->n, -(int64_t)b->size);
+      ljp_status st = add_weight(f, b->ids, b->n, -(int64_t)b->size, to);
       free(b); /* the map follows the live heap, not every address seen */
-      if (leaf == UINT32_MAX)
-        return LJP_E_NOMEM;
+      if (st != LJP_OK)
+        return st;
     }
   }
   if (m->kind != LJP_MEM_FREE) {
@@ -456,22 +558,48 @@ static ljp_status add_mem(ljp_folder *f, const ljp_mem_event *m,
     memcpy(b->ids, ids, sizeof(ids));
     b->n = (uint32_t)n;
     b->size = m->new_size;
-    if (ljp_tree_add(f->t, ids, n, (int64_t)m->new_size) == UINT32_MAX)
-      return LJP_E_NOMEM;
+    return add_weight(f, ids, n, (int64_t)m->new_size, to);
   }
   return LJP_OK;
 }
 
-LJP_API ljp_status ljp_folder_add(ljp_folder *f, const ljp_reader *r,
-                                  const ljp_event *ev) {
+LJP_API ljp_status ljp_folder_add_ex(ljp_folder *f, const ljp_reader *r,
+                                     const ljp_event *ev,
+                                     ljp_fold_sample *out) {
+  fold_to to = {0, 0};
+  ljp_status st = LJP_OK;
+  if (out) {
+    memset(out, 0, sizeof(*out));
+    out->vmstate = -1;
+  }
   if (!f || !ev)
     return LJP_E_ARG;
   ljp_flavor flavor = f->o.flavor != LJP_FLAVOR_AUTO ? f->o.flavor
                       : r ? ljp_reader_flavor(r)
                           : LJP_FLAVOR_TARANTOOL;
-  if (ev->type == LJP_EV_SAMPLE)
-    return add_sample_memo(f, r, ev, flavor);
-  if (ev->type == LJP_EV_MEMORY)
-    return add_mem(f, &ev->u.mem, flavor);
-  return LJP_OK;
+  f->r = r;
+  if (ev->type == LJP_EV_SAMPLE) {
+    const ljp_sample *s = &ev->u.sample;
+    st = add_sample_memo(f, r, ev, flavor, &to.leaf);
+    to.weight = 1;
+    if (out) {
+      out->vmstate = s->vmstate;
+      out->has_time = s->has_time;
+      out->time_ns = s->time_ns;
+      out->coro = s->coro;
+      out->flags = s->flags;
+    }
+  } else if (ev->type == LJP_EV_MEMORY) {
+    st = add_mem(f, &ev->u.mem, flavor, &to);
+  }
+  if (out && st == LJP_OK) {
+    out->leaf = to.leaf;
+    out->weight = to.weight;
+  }
+  return st;
+}
+
+LJP_API ljp_status ljp_folder_add(ljp_folder *f, const ljp_reader *r,
+                                  const ljp_event *ev) {
+  return ljp_folder_add_ex(f, r, ev, NULL);
 }

@@ -1,7 +1,7 @@
 /*
  * tree.c — the call tree: interned frames and a trie of stacks.
  *
- * Frames are (name bytes, class) pairs interned into dense ids through an
+ * Frames are (name bytes, class, line) keys interned into dense ids through an
  * open-addressing hash table; names live in an arena of large chunks so the
  * pointers handed out stay valid until the tree is freed.
  *
@@ -16,70 +16,16 @@
  * stack again only adds weights.
  */
 #include "hash.h"
-#include "ljp.h"
+#include "tree_impl.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct tree_frame {
-  const char *name;        /* in the arena, NUL-terminated */
-  uint32_t len;
-  uint32_t hash;
-  ljp_class cls;
-} tree_frame;
-
-typedef struct tree_node {
-  uint32_t parent, frame, depth;
-  uint32_t first_child, next_sibling;   /* 0 = none (node 0 is no child) */
-  uint32_t nchildren;
-  int64_t self, total;
-} tree_node;
 
 /* Most nodes of a profile's tree have one child or a few: their children
  * are found by walking the sibling list, which touches nodes that are
  * usually still in cache.  Only parents with more children go into the
  * (parent, frame) hash table, which stays small. */
 #define SMALL_FANOUT 8
-
-typedef struct node_slot {
-  uint32_t parent, frame, node;         /* node 0 = empty slot */
-} node_slot;
-
-typedef struct arena_chunk {
-  struct arena_chunk *next;
-  size_t used, cap;
-  char data[];
-} arena_chunk;
-
-struct ljp_tree {
-  tree_frame *frames;      /* index 0 unused: ids start at 1 */
-  uint32_t nframes;        /* including the unused slot 0 */
-  uint32_t frames_cap;
-  uint32_t *ftab;          /* frame ids, 0 = empty */
-  uint32_t ftab_mask;
-
-  tree_node *nodes;
-  uint32_t nnodes;
-  uint32_t nodes_cap;
-  node_slot *ntab;
-  uint32_t ntab_mask;
-  uint32_t nhashed;        /* entries in ntab */
-
-  arena_chunk *arena;
-
-  /* The path of the last stack added: frames and the node of each prefix.
-   * Consecutive stacks mostly share a prefix (sorted folded text, samples
-   * of one loop), and the shared part then costs no probe at all and its
-   * nodes are still in cache when their totals grow. */
-  uint32_t *last_frames, *last_nodes;
-  size_t last_len, last_cap;
-
-  /* Totals are derived: adding a sample touches only its leaf's self
-   * weight, and the totals are summed up the tree (children have larger
-   * ids than their parents) when next asked for.  A deep stack then costs
-   * one write instead of one cache miss per ancestor. */
-  int totals_dirty;
-};
 
 #define ARENA_CHUNK (64u * 1024u)
 #define TABLE_INIT 1024u
@@ -88,11 +34,14 @@ struct ljp_tree {
 /* Hashing                                                                  */
 /* ------------------------------------------------------------------------ */
 
-/* A name's hash with its frame class mixed in: the same text in another
- * class is another frame. */
-static uint64_t hash_bytes(const char *s, size_t n, unsigned cls)
+/* A name's hash with its frame class and line mixed in: the same text in
+ * another class, or at another line, is another frame.  Line 0 leaves the
+ * hash as it was before frames had lines. */
+static uint64_t hash_frame(const char *s, size_t n, unsigned cls,
+                           uint64_t line)
 {
-  return ljp_hash64(ljp_hash_bytes(s, n) ^ cls);
+  uint64_t h = ljp_hash64(ljp_hash_bytes(s, n) ^ cls);
+  return line ? ljp_hash64(h ^ line) : h;
 }
 
 static uint64_t hash_pair(uint32_t parent, uint32_t frame)
@@ -104,7 +53,7 @@ static uint64_t hash_pair(uint32_t parent, uint32_t frame)
 /* Arena                                                                    */
 /* ------------------------------------------------------------------------ */
 
-static char *arena_copy(ljp_tree *t, const char *s, size_t len)
+char *ljp__tree_arena_copy(ljp_tree *t, const char *s, size_t len)
 {
   arena_chunk *c = t->arena;
   if (!c || c->cap - c->used < len + 1) {
@@ -177,6 +126,7 @@ LJP_API void ljp_tree_free(ljp_tree *t)
   free(t->ntab);
   free(t->last_frames);
   free(t->last_nodes);
+  ljp__tree_info_free(t);
   free(t);
 }
 
@@ -185,7 +135,8 @@ LJP_API void ljp_tree_free(ljp_tree *t)
 /* ------------------------------------------------------------------------ */
 
 static uint32_t frame_lookup(const ljp_tree *t, const char *name, size_t len,
-                             ljp_class cls, uint32_t hash, uint32_t *slot)
+                             ljp_class cls, uint64_t line, uint32_t hash,
+                             uint32_t *slot)
 {
   uint32_t i = hash & t->ftab_mask;
   for (;;) {
@@ -196,7 +147,7 @@ static uint32_t frame_lookup(const ljp_tree *t, const char *name, size_t len,
     }
     const tree_frame *f = &t->frames[id];
     if (f->hash == hash && f->cls == cls && f->len == len &&
-        (len == 0 || memcmp(f->name, name, len) == 0))
+        f->line == line && (len == 0 || memcmp(f->name, name, len) == 0))
       return id;
     i = (i + 1) & t->ftab_mask;
   }
@@ -220,16 +171,17 @@ static int frame_table_grow(ljp_tree *t)
   return 0;
 }
 
-LJP_API uint32_t ljp_tree_intern(ljp_tree *t, const char *name, size_t len,
-                         ljp_class cls)
+LJP_API uint32_t ljp_tree_intern_line(ljp_tree *t, const char *name,
+                                      size_t len, ljp_class cls,
+                                      uint64_t line)
 {
   if (!t || (!name && len) || len >= UINT32_MAX)
     return 0;
   if (!name)
     name = "";
-  uint32_t hash = (uint32_t)hash_bytes(name, len, (unsigned)cls);
+  uint32_t hash = (uint32_t)hash_frame(name, len, (unsigned)cls, line);
   uint32_t slot;
-  uint32_t id = frame_lookup(t, name, len, cls, hash, &slot);
+  uint32_t id = frame_lookup(t, name, len, cls, line, hash, &slot);
   if (id)
     return id;
   if (t->nframes == UINT32_MAX - 1)
@@ -238,7 +190,7 @@ LJP_API uint32_t ljp_tree_intern(ljp_tree *t, const char *name, size_t len,
   if ((uint64_t)t->nframes * 2 > t->ftab_mask) {
     if (frame_table_grow(t) != 0)
       return 0;
-    frame_lookup(t, name, len, cls, hash, &slot);
+    frame_lookup(t, name, len, cls, line, hash, &slot);
   }
   if (t->nframes == t->frames_cap) {
     uint32_t cap = t->frames_cap * 2;
@@ -248,7 +200,7 @@ LJP_API uint32_t ljp_tree_intern(ljp_tree *t, const char *name, size_t len,
     t->frames = fr;
     t->frames_cap = cap;
   }
-  const char *copy = arena_copy(t, name, len);
+  const char *copy = ljp__tree_arena_copy(t, name, len);
   if (!copy)
     return 0;
   id = t->nframes++;
@@ -256,8 +208,15 @@ LJP_API uint32_t ljp_tree_intern(ljp_tree *t, const char *name, size_t len,
   t->frames[id].len = (uint32_t)len;
   t->frames[id].hash = hash;
   t->frames[id].cls = cls;
+  t->frames[id].line = line;
   t->ftab[slot] = id;
   return id;
+}
+
+LJP_API uint32_t ljp_tree_intern(ljp_tree *t, const char *name, size_t len,
+                                 ljp_class cls)
+{
+  return ljp_tree_intern_line(t, name, len, cls, 0);
 }
 
 LJP_API uint32_t ljp_tree_find_frame(const ljp_tree *t, const char *name, size_t len,
@@ -268,8 +227,10 @@ LJP_API uint32_t ljp_tree_find_frame(const ljp_tree *t, const char *name, size_t
   if (!name)
     name = "";
   uint32_t slot;
-  return frame_lookup(t, name, len, cls,
-                      (uint32_t)hash_bytes(name, len, (unsigned)cls), &slot);
+  /* Frames interned with a line are not found by name alone. */
+  return frame_lookup(t, name, len, cls, 0,
+                      (uint32_t)hash_frame(name, len, (unsigned)cls, 0),
+                      &slot);
 }
 
 LJP_API const char *ljp_tree_frame_name(const ljp_tree *t, uint32_t frame,
@@ -409,13 +370,6 @@ static uint32_t node_child(ljp_tree *t, uint32_t parent, uint32_t frame)
   return id;
 }
 
-/* Weights wrap around instead of overflowing (overflow would be undefined
- * behaviour; wrapping keeps sums of mixed-sign weights exact). */
-static int64_t add_wrap(int64_t a, int64_t b)
-{
-  return (int64_t)((uint64_t)a + (uint64_t)b);
-}
-
 LJP_API uint32_t ljp_tree_add(ljp_tree *t, const uint32_t *frames, size_t n,
                               int64_t weight)
 {
@@ -452,19 +406,19 @@ LJP_API uint32_t ljp_tree_add(ljp_tree *t, const uint32_t *frames, size_t n,
     t->last_nodes[i] = node;
   }
   t->last_len = n;
-  t->nodes[node].self = add_wrap(t->nodes[node].self, weight);
+  t->nodes[node].self = ljp__add_wrap(t->nodes[node].self, weight);
   t->totals_dirty = 1;
   return node;
 }
 
 /* Recomputes every total from the self weights, leaves first. */
-static void sum_totals(ljp_tree *t)
+void ljp__tree_sum_totals(ljp_tree *t)
 {
   for (uint32_t i = 0; i < t->nnodes; i++)
     t->nodes[i].total = t->nodes[i].self;
   for (uint32_t i = t->nnodes; i-- > 1;)
     t->nodes[t->nodes[i].parent].total =
-        add_wrap(t->nodes[t->nodes[i].parent].total, t->nodes[i].total);
+        ljp__add_wrap(t->nodes[t->nodes[i].parent].total, t->nodes[i].total);
   t->totals_dirty = 0;
 }
 
@@ -472,7 +426,7 @@ LJP_API uint32_t ljp_tree_add_at(ljp_tree *t, uint32_t node, int64_t weight)
 {
   if (!t || node >= t->nnodes)
     return UINT32_MAX;
-  t->nodes[node].self = add_wrap(t->nodes[node].self, weight);
+  t->nodes[node].self = ljp__add_wrap(t->nodes[node].self, weight);
   t->totals_dirty = 1;
   return node;
 }
@@ -507,7 +461,7 @@ LJP_API int64_t ljp_tree_node_total(const ljp_tree *t, uint32_t node)
   if (!t || node >= t->nnodes)
     return 0;
   if (t->totals_dirty) /* logically const: a cache of the self weights */
-    sum_totals((ljp_tree *)t);
+    ljp__tree_sum_totals((ljp_tree *)t);
   return t->nodes[node].total;
 }
 
@@ -515,7 +469,7 @@ LJP_API int64_t ljp_tree_node_total(const ljp_tree *t, uint32_t node)
 /* Sorted children                                                          */
 /* ------------------------------------------------------------------------ */
 
-/* Order of frames: name bytes (a prefix first), then class. */
+/* Order of frames: name bytes (a prefix first), then class, then line. */
 static int frame_cmp(const ljp_tree *t, uint32_t a, uint32_t b)
 {
   const tree_frame *fa = &t->frames[a], *fb = &t->frames[b];
@@ -527,6 +481,8 @@ static int frame_cmp(const ljp_tree *t, uint32_t a, uint32_t b)
     return fa->len < fb->len ? -1 : 1;
   if (fa->cls != fb->cls)
     return fa->cls < fb->cls ? -1 : 1;
+  if (fa->line != fb->line)
+    return fa->line < fb->line ? -1 : 1;
   return 0;
 }
 
@@ -555,7 +511,7 @@ static void sift_down(const ljp_tree *t, uint32_t *h, size_t n, size_t i)
 
 /* Heapsort: in place, no allocation, O(n log n) on any input.  Siblings
  * never compare equal (distinct frames), so stability does not matter. */
-static void heap_sort_nodes(const ljp_tree *t, uint32_t *h, size_t n)
+void ljp__tree_sort_nodes(const ljp_tree *t, uint32_t *h, size_t n)
 {
   for (size_t i = n / 2; i-- > 0;)
     sift_down(t, h, n, i);
@@ -589,7 +545,7 @@ LJP_API size_t ljp_tree_children(const ljp_tree *t, uint32_t node, uint32_t *out
       sift_down(t, out, k, 0);
     }
   }
-  heap_sort_nodes(t, out, k);
+  ljp__tree_sort_nodes(t, out, k);
   return count;
 }
 
@@ -857,7 +813,7 @@ LJP_API ljp_status ljp_tree_write_folded(const ljp_tree *t, int64_t min_weight,
     uint32_t k = c.child_start[i];
     for (uint32_t ch = t->nodes[i].first_child; ch; ch = t->nodes[ch].next_sibling)
       c.kids[k++] = ch;
-    heap_sort_nodes(t, c.kids + c.child_start[i], k - c.child_start[i]);
+    ljp__tree_sort_nodes(t, c.kids + c.child_start[i], k - c.child_start[i]);
   }
 
   /* The outer walk: stack[sp] is a node whose children are being visited,
