@@ -9,7 +9,6 @@
 #include "fold_export.h"
 
 #include "cli.h"
-#include "fold_track.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -59,7 +58,6 @@ static const char *const mem_unit[M_N] = {"count", "bytes", "count", "bytes"};
 typedef struct coro_prof {
   ljp_tree *t;
   ljp_folder *f;
-  fold_track track;
   uint32_t *leaves;
   size_t nleaves, capleaves;
   uint64_t first, last;      /* sample times (x1), first = UINT64_MAX: none */
@@ -114,41 +112,16 @@ static int grow_coro(exp_state *s, size_t n) {
   s->coro = c;
   for (size_t i = s->ncoro; i < n; i++) {
     memset(&c[i], 0, sizeof(c[i]));
-    fold_track_init(&c[i].track);
     c[i].first = UINT64_MAX;
   }
   s->ncoro = n;
   return 0;
 }
 
-/* What a sample's stack is made of (its time and coroutine aside): equal
- * samples fold to the same stack while the symbols stay the same, so this
- * is the tracker's guess key (FNV-1a over the fields). */
-static uint64_t sample_key(const ljp_sample *s) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-#define MIX(v) (h = (h ^ (uint64_t)(v)) * 0x100000001b3ULL)
-  MIX(s->vmstate);
-  MIX(s->flags);
-  MIX(s->trace.value);
-  MIX(s->lua_count);
-  for (size_t i = 0; i < s->lua_count; i++) {
-    MIX(s->lua[i].kind);
-    MIX(s->lua[i].value);
-    MIX(s->lua[i].line);
-  }
-  for (size_t i = 0; i < s->host_count; i++)
-    MIX(s->host[i].value);
-#undef MIX
-  return h;
-}
-
-/* Records where the sample just folded into c's tree landed. */
-static int track_sample(coro_prof *c, const ljp_sample *s) {
-  uint32_t leaf = fold_track_leaf(&c->track, c->t, sample_key(s));
-  if (leaf == UINT32_MAX)
-    return -1;
+/* Records the leaf a sample's weight went to, in stream order. */
+static int keep_leaf(coro_prof *c, uint32_t leaf) {
   if (leaf == 0)
-    return 0; /* the folder added nothing */
+    return 0; /* an empty stack: the weight went to the root */
   if (c->nleaves == c->capleaves) {
     size_t cap = c->capleaves ? c->capleaves * 2 : 256;
     uint32_t *nl = realloc(c->leaves, cap * sizeof(*nl));
@@ -187,9 +160,10 @@ static int add_sample(exp_state *s, const ljp_reader *r, const ljp_event *ev) {
       c->last = sm->time_ns;
   }
   ljp_folder *f = folder_for(c->t, &c->f, &s->fo);
-  if (!f || ljp_folder_add(f, r, ev) != LJP_OK)
+  ljp_fold_sample out;
+  if (!f || ljp_folder_add_ex(f, r, ev, &out) != LJP_OK)
     return -1;
-  return track_sample(c, sm);
+  return keep_leaf(c, out.leaf);
 }
 
 static int add_mem(exp_state *s, const ljp_reader *r, const ljp_event *ev) {
@@ -426,7 +400,6 @@ int fold_export_run(const fold_export *x, const ljp_fold_options *fo,
   ljp_tree_free(s.all);
   for (size_t c = 0; c < s.ncoro; c++) {
     ljp_tree_free(s.coro[c].t);
-    fold_track_free(&s.coro[c].track);
     free(s.coro[c].leaves);
   }
   free(s.coro);
