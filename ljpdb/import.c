@@ -1,11 +1,15 @@
 /*
  * import.c — one pass over each profile file, rows out as they are met.
  *
- * Cost per sample: one ljp_sample_stack() call, two hash probes per frame
- * (frame -> symbol id, (parent, symbol, line) -> call path id) and one
- * prepared INSERT.  A symbol or a call path is inserted the first time it
- * is seen; memory grows with distinct frames and stacks (and, for memprof,
- * with the blocks live at the moment), never with the file size.
+ * sysprof: libljp's folder builds the profile model, the call tree every
+ * output reads (one hash probe per frame, and memos that skip repeated
+ * records); the importer writes a call_paths row per new tree node, a
+ * symbols row per new (kind, name) and a samples row per sample.
+ * memprof: an allocations row per event, its site interned here
+ * (memprof's own aggregation key, not a call tree).  The fact rows go in
+ * many to a statement (batch.h).  Memory grows with distinct
+ * frames and stacks (and, for memprof, with the blocks live at the
+ * moment), never with the file size.
  */
 #include "import.h"
 
@@ -61,6 +65,12 @@ static const char *const delete_sql[] = {
 #define PATH_COLS 6
 #define ALLOC_COLS 14
 
+/* A tree frame's symbols row and the line its call paths keep. */
+struct frame_row {
+  int64_t sym;             /* 0: not made yet */
+  uint64_t line;
+};
+
 struct importer {
   sqlite3 *db;
   import_options opt;
@@ -72,50 +82,26 @@ struct importer {
   int64_t profile_id;
   ljp_reader *r;
   ljp_flavor flavor;
+  /* sysprof: the profile model (see tree_start) */
+  ljp_tree *tree;
+  ljp_folder *folder;
+  int64_t path_base;       /* call_paths.id of tree node k: path_base + k */
+  uint32_t nodes_written;  /* nodes 1..nodes_written-1 have their row */
+  struct frame_row *frame_rows; /* by tree frame id */
+  size_t nframe_rows, frame_rows_cap;
+  name_map tree_symbols;   /* (kind, name) -> symbols.id */
+  /* memprof: allocation sites are not a call tree */
   tuple_map frames;        /* frame identity -> symbol id */
   name_map symbols;        /* (kind, symbol) + name -> symbol id */
-  tuple_map paths;         /* (parent, symbol, line) -> call path id */
-  tuple_map frame_ix;      /* frame identity -> index into fr_* */
-  int64_t *fr_sym;         /* per distinct frame: symbol id (or
-                              SYMBOL_NONE), and the line its path keeps */
-  uint64_t *fr_line;
-  size_t fr_count, fr_cap;
-  tuple_map steps;         /* (parent path, frame index) -> call path id,
-                              or SYMBOL_NONE for a nameless frame.  The
-                              hot path: small keys, so probes stay in
-                              cache */
   tuple_map traces;        /* trace symbol (or number) -> trace id */
   tuple_map sites;         /* memprof aggregation key -> site id */
   tuple_map heap;          /* live block address -> allocation id */
-  ljp_frame *stack;
-  size_t stack_cap;
   char *name;
   size_t name_cap;
-  ljp_frame *prev;         /* the previous sample's stack, its call path */
-  int64_t *prev_path;      /* ids and depths frame by frame */
-  size_t *prev_depth;
-  size_t prev_n, prev_cap;
-  int64_t vm_symbol[LJP_VMST__MAX + 1]; /* "VMST_x" rows, 0 = not yet */
-  struct sample_memo *memo; /* recent sample records -> their row ids */
-  uint64_t memo_file;      /* bumped per file: ids are per profile */
-  size_t memo_bytes;       /* record bytes the memo holds */
   int saw_host, saw_guest;
   import_stats stats;
   char *err;               /* where failures are described */
   size_t errlen;
-};
-
-/* Samples repeat.  The same record bytes, read at the same symbol epoch of
- * the same file, give the same call path and trace rows, so a bounded
- * direct-mapped memo of recent records skips the merge and the per-frame
- * probes for them. */
-#define MEMO_SLOTS 65536          /* 4 MiB of slots, touched as used */
-#define MEMO_BUDGET ((size_t)32 << 20)  /* record bytes held at most */
-struct sample_memo {
-  uint64_t hash, epoch, file;
-  uint8_t *raw;
-  size_t len, cap;
-  int64_t path, trace;
 };
 
 /* ---- small helpers ---- */
@@ -305,46 +291,6 @@ static int64_t symbol_id(importer *im, const ljp_frame *f) {
   return id;
 }
 
-/* The pseudo symbol "VMST_<state>" of kind 'vm'. */
-static int64_t vm_symbol(importer *im, int vmstate) {
-  if (vmstate < 0 || vmstate > LJP_VMST__MAX) vmstate = LJP_VMST__MAX;
-  if (im->vm_symbol[vmstate]) return im->vm_symbol[vmstate];
-  char name[32];
-  int n = snprintf(name, sizeof name, "VMST_%s", ljp_vmstate_name(vmstate));
-  int64_t id = im->next_symbol++;
-  sqlite3_stmt *st = im->st[ST_SYMBOL];
-  sqlite3_bind_int64(st, 1, id);
-  sqlite3_bind_int64(st, 2, im->profile_id);
-  sqlite3_bind_text(st, 3, "vm", -1, SQLITE_STATIC);
-  sqlite3_bind_text(st, 4, name, n, SQLITE_TRANSIENT);
-  sqlite3_bind_null(st, 5);
-  sqlite3_bind_int(st, 6, 0);
-  sqlite3_bind_int(st, 7, vmstate);
-  sqlite3_bind_null(st, 8);
-  if (step_done(im, st, "insert symbol")) return -1;
-  im->stats.symbols++;
-  return im->vm_symbol[vmstate] = id;
-}
-
-static int64_t path_id(importer *im, int64_t parent, int64_t sym,
-                       uint64_t line, size_t depth) {
-  tuple_key k = {{(uint64_t)parent, (uint64_t)sym, line, 0, 0, 0}};
-  int64_t *hit = tuple_map_get(&im->paths, &k);
-  if (hit) return *hit;
-  int64_t id = im->next_path++;
-  batch_cell *c = next_row(im, &im->path_rows, "insert call path");
-  if (!c) return -1;
-  c[0] = cell(id);
-  c[1] = cell(im->profile_id);
-  c[2] = cell(parent);
-  c[3] = cell(sym);
-  c[4] = cell((int64_t)line);
-  c[5] = cell((int64_t)depth);
-  if (tuple_map_put(&im->paths, &k, id)) return msgf(im, "out of memory"), -1;
-  im->stats.call_paths++;
-  return id;
-}
-
 /* The traces row of a trace frame or symbol definition.  Keyed by the
  * definition (a number reused after jit.flush() is a new row); a trace
  * number the table does not know gets one row per (number, proto). */
@@ -387,57 +333,135 @@ static int64_t trace_id(importer *im, const ljp_symbol *sym, uint64_t traceno,
   return id;
 }
 
-/* ---- events ---- */
+/* ---- sysprof: the profile model's call tree, rows out as it grows ---- */
 
-/* The dense index of a distinct frame (same identity as symbol_id's
- * cache), with its symbol resolved once; -1 on failure. */
-static int64_t frame_index(importer *im, const ljp_frame *f) {
-  tuple_key k = {{(uint64_t)f->kind, f->value, f->line,
-                  (uint64_t)(uintptr_t)f->sym, (uint64_t)(uintptr_t)f->proto,
-                  f->mcode, 0}};
-  int64_t *hit = tuple_map_get(&im->frame_ix, &k);
-  if (hit) return *hit - 1;
-  int64_t sym = symbol_id(im, f);
-  if (sym < 0 && sym != SYMBOL_NONE) return -1;
-  if (im->fr_count == im->fr_cap) {
-    size_t cap = im->fr_cap ? im->fr_cap * 2 : 256;
-    int64_t *s = realloc(im->fr_sym, cap * sizeof *s);
-    if (s) im->fr_sym = s;
-    uint64_t *l = realloc(im->fr_line, cap * sizeof *l);
-    if (l) im->fr_line = l;
-    if (!s || !l) return msgf(im, "out of memory"), -1;
-    im->fr_cap = cap;
-  }
-  int64_t ix = (int64_t)im->fr_count++;
-  im->fr_sym[ix] = sym;
-  im->fr_line[ix] =
-      (f->kind == LJP_FRAME_LUA || f->kind == LJP_FRAME_TRACE) ? f->line : 0;
-  if (tuple_map_put(&im->frame_ix, &k, ix + 1))
-    return msgf(im, "out of memory"), -1;
-  return ix;
-}
-
-static int same_frame(const ljp_frame *a, const ljp_frame *b) {
-  return a->kind == b->kind && a->value == b->value && a->line == b->line &&
-         a->sym == b->sym && a->proto == b->proto && a->mcode == b->mcode;
-}
-
-/* Room for n frames in the previous-stack cache. */
-static int prev_reserve(importer *im, size_t n) {
-  if (n <= im->prev_cap) return 0;
-  size_t cap = n + 16;
-  ljp_frame *f = realloc(im->prev, cap * sizeof *f);
-  if (f) im->prev = f;
-  int64_t *p = realloc(im->prev_path, cap * sizeof *p);
-  if (p) im->prev_path = p;
-  size_t *d = realloc(im->prev_depth, cap * sizeof *d);
-  if (d) im->prev_depth = d;
-  if (!f || !p || !d) return msgf(im, "out of memory"), -1;
-  im->prev_cap = cap;
+/* The folder of libljp builds the call tree every output reads; the
+ * importer only mirrors it.  Frames are keyed by their current line too
+ * (call_paths keeps the line a function was at), every new tree node
+ * becomes a call_paths row with the id path_base + node, and every new
+ * (kind, name) a symbols row.  The tree is per file, so the rows stay
+ * per profile; memory grows with distinct stacks only. */
+static int tree_start(importer *im) {
+  ljp_fold_options o;
+  memset(&o, 0, sizeof o);
+  o.view = LJP_VIEW_MERGED;
+  o.style = LJP_NAME_DEFAULT;
+  o.weight = LJP_WEIGHT_SAMPLES;
+  o.vmstate = LJP_VMSTATE_NONE; /* an empty stack gets its VMST_ frame */
+  o.flavor = LJP_FLAVOR_AUTO;
+  o.traces = LJP_TRACES_UNDER;
+  o.sources = im->opt.sources;
+  o.lines = 1;
+  im->tree = ljp_tree_new();
+  im->folder = im->tree ? ljp_folder_new(im->tree, &o) : NULL;
+  if (!im->folder) return msgf(im, "out of memory"), -1;
+  im->path_base = im->next_path - 1;
+  im->nodes_written = 1; /* node 0 is the root: call path 0's parent */
   return 0;
 }
 
-static int insert_sample(importer *im, const ljp_sample *s, uint64_t seq,
+static void tree_end(importer *im) {
+  ljp_folder_free(im->folder);
+  ljp_tree_free(im->tree);
+  im->folder = NULL;
+  im->tree = NULL;
+  im->nframe_rows = 0;
+  name_map_clear(&im->tree_symbols);
+}
+
+/* The symbols.kind of a tree frame: the stream's frame kind, 'vm' for the
+ * VM-state pseudo frames (frames without a stream kind). */
+static const char *tree_kind_text(const ljp_frame_info *fi, ljp_class cls) {
+  if (fi->kind == LJP_FRAME_NONE && cls == LJP_CLASS_VM) return "vm";
+  return frame_kind_text(fi->kind);
+}
+
+/* The symbol row of tree frame `frame`, made on its first use.  Frames
+ * that differ only by line share their row.  With sources the tree names a
+ * Lua function "fib @a.lua:6"; symbols keeps the location as the name and
+ * the function in a column of its own, so the prefix comes off. */
+static int64_t tree_symbol(importer *im, uint32_t frame, uint64_t *line) {
+  if (frame < im->nframe_rows && im->frame_rows[frame].sym) {
+    *line = im->frame_rows[frame].line;
+    return im->frame_rows[frame].sym;
+  }
+  if (frame >= im->frame_rows_cap) {
+    size_t cap = (size_t)frame * 2 + 64;
+    struct frame_row *p = realloc(im->frame_rows, cap * sizeof *p);
+    if (!p) return msgf(im, "out of memory"), -1;
+    im->frame_rows = p;
+    im->frame_rows_cap = cap;
+  }
+  for (; im->nframe_rows <= frame; im->nframe_rows++)
+    im->frame_rows[im->nframe_rows] = (struct frame_row){0, 0};
+  ljp_frame_info fi;
+  size_t n;
+  const char *name = ljp_tree_frame_name(im->tree, frame, &n);
+  ljp_class cls = ljp_tree_frame_class(im->tree, frame);
+  if (!name || ljp_tree_frame_info(im->tree, frame, &fi) != LJP_OK)
+    return msgf(im, "call tree: no frame %u", (unsigned)frame), -1;
+  if (fi.function && fi.kind == LJP_FRAME_LUA) {
+    size_t fl = strlen(fi.function);
+    if (n > fl && memcmp(name, fi.function, fl) == 0 && name[fl] == ' ')
+      name += fl + 1, n -= fl + 1;
+  }
+  const char *kind = tree_kind_text(&fi, cls);
+  uint64_t kind_key = (uint64_t)fi.kind << 8 | (uint64_t)cls;
+  int64_t *row = name_map_get(&im->tree_symbols, kind_key, 0, name, n);
+  int64_t id;
+  if (row) {
+    id = *row;
+  } else {
+    id = im->next_symbol++;
+    sqlite3_stmt *st = im->st[ST_SYMBOL];
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_int64(st, 2, im->profile_id);
+    sqlite3_bind_text(st, 3, kind, -1, SQLITE_STATIC);
+    bind_text(st, 4, name, n);
+    bind_text(st, 5, fi.chunk, fi.chunk_len);
+    bind_u64(st, 6, fi.def_line);
+    bind_u64(st, 7, fi.address);
+    if (fi.function)
+      sqlite3_bind_text(st, 8, fi.function, -1, SQLITE_STATIC);
+    else
+      sqlite3_bind_null(st, 8);
+    if (step_done(im, st, "insert symbol")) return -1;
+    if (name_map_put(&im->tree_symbols, kind_key, 0, name, n, id))
+      return msgf(im, "out of memory"), -1;
+    im->stats.symbols++;
+  }
+  im->frame_rows[frame].sym = id;
+  im->frame_rows[frame].line = fi.line;
+  *line = fi.line;
+  return id;
+}
+
+/* call_paths rows for the nodes the last event added to the tree (node
+ * ids are dense and given in creation order, parents first). */
+static int write_paths(importer *im) {
+  uint32_t n = ljp_tree_node_count(im->tree);
+  for (uint32_t node = im->nodes_written; node < n; node++) {
+    uint32_t parent = ljp_tree_node_parent(im->tree, node);
+    uint64_t line;
+    int64_t sym = tree_symbol(im, ljp_tree_node_frame(im->tree, node), &line);
+    if (sym < 0) return -1;
+    batch_cell *c = next_row(im, &im->path_rows, "insert call path");
+    if (!c) return -1;
+    c[0] = cell(im->path_base + node);
+    c[1] = cell(im->profile_id);
+    c[2] = cell(parent ? im->path_base + parent : 0);
+    c[3] = cell(sym);
+    c[4] = cell((int64_t)line);
+    c[5] = cell(ljp_tree_node_depth(im->tree, node));
+    im->next_path = im->path_base + node + 1;
+    im->stats.call_paths++;
+  }
+  im->nodes_written = n;
+  return 0;
+}
+
+static int insert_sample(importer *im, const ljp_sample *s,
+                         const ljp_fold_sample *fs, uint64_t seq,
                          int64_t path, int64_t trace) {
   if (s->vmstate != LJP_VMST_TRACE)
     im->saw_guest = 1;
@@ -448,154 +472,34 @@ static int insert_sample(importer *im, const ljp_sample *s, uint64_t seq,
   if (!c) return -1;
   c[0] = cell(im->profile_id);
   c[1] = cell((int64_t)seq);
-  c[2] = cell(s->vmstate);
+  c[2] = cell(fs->vmstate);
   c[3] = cell(path);
   c[4] = cell(trace);
-  c[5] = cell(1);
+  c[5] = cell(fs->weight);
   /* Only x1 streams know when and in which coroutine. */
-  c[6] = s->has_time ? cell((int64_t)s->time_ns) : null_cell;
-  c[7] = s->has_time ? cell((int64_t)s->coro) : null_cell;
-  c[8] = s->has_time ? cell((int64_t)s->flags) : null_cell;
+  c[6] = fs->has_time ? cell((int64_t)fs->time_ns) : null_cell;
+  c[7] = fs->has_time ? cell((int64_t)fs->coro) : null_cell;
+  c[8] = fs->has_time ? cell((int64_t)fs->flags) : null_cell;
   im->stats.samples++;
   return 0;
 }
 
-static int add_sample(importer *im, const ljp_sample *s, uint64_t seq,
-                      int64_t *path_out, int64_t *trace_out) {
-  size_t n = ljp_sample_stack(s, LJP_VIEW_MERGED, im->stack, im->stack_cap);
-  if (n > im->stack_cap) {
-    size_t cap = n + 16;
-    ljp_frame *p = realloc(im->stack, cap * sizeof *p);
-    if (!p) return msgf(im, "out of memory"), -1;
-    im->stack = p;
-    im->stack_cap = cap;
-    n = ljp_sample_stack(s, LJP_VIEW_MERGED, im->stack, im->stack_cap);
-  }
-  int64_t path = 0, trace = 0;
-  size_t depth = 0, i = 0;
-  /* Consecutive samples mostly share the outer part of their stack (the
-   * same loop sampled again): reuse the call path of the common prefix. */
-  if (im->prev_n) {
-    for (; i < n && i < im->prev_n && same_frame(&im->stack[i], &im->prev[i]);
-         i++) {}
-    if (i) {
-      path = im->prev_path[i - 1];
-      depth = im->prev_depth[i - 1];
-    }
-  }
-  if (prev_reserve(im, n)) return -1;
-  for (; i < n; i++) {
-    const ljp_frame *f = &im->stack[i];
-    int64_t fi = frame_index(im, f);
-    if (fi < 0) return -1;
-    tuple_key k = {{(uint64_t)path, (uint64_t)fi, 0, 0, 0, 0, 0}};
-    int64_t *hit = tuple_map_get(&im->steps, &k), next;
-    if (hit) {
-      next = *hit;
-    } else {
-      /* First time this frame follows this path: find or make the call
-       * path (frames at different PCs of one function share their symbol,
-       * and so their path). */
-      int64_t sym = im->fr_sym[fi];
-      if (sym == SYMBOL_NONE) {
-        next = SYMBOL_NONE;
-      } else {
-        next = path_id(im, path, sym, im->fr_line[fi], depth + 1);
-        if (next < 0) return -1;
-      }
-      if (tuple_map_put(&im->steps, &k, next))
-        return msgf(im, "out of memory"), -1;
-    }
-    if (next != SYMBOL_NONE) {
-      path = next;
-      depth++;
-    }
-    im->prev[i] = *f;
-    im->prev_path[i] = path;
-    im->prev_depth[i] = depth;
-  }
-  im->prev_n = n;
-  if (depth == 0) {
-    /* No frames (leaf-mode samples, some VM states): the sample is named by
-     * its VM state, exactly as ljpfold names it, rather than lost. */
-    int64_t sym = vm_symbol(im, s->vmstate);
-    if (sym < 0 || (path = path_id(im, 0, sym, 0, 1)) < 0) return -1;
-  }
+static int add_sample(importer *im, const ljp_event *ev, uint64_t seq) {
+  const ljp_sample *s = &ev->u.sample;
+  ljp_fold_sample fs;
+  if (!im->folder && tree_start(im)) return -1;
+  ljp_status st = ljp_folder_add_ex(im->folder, im->r, ev, &fs);
+  if (st != LJP_OK) return msgf(im, "call tree: %s", ljp_status_name(st)), -1;
+  if (ljp_tree_node_count(im->tree) > im->nodes_written && write_paths(im))
+    return -1;
+  int64_t trace = 0;
   if (s->vmstate == LJP_VMST_TRACE) {
     trace = trace_id(im, s->trace.sym, s->trace.value, s->trace.proto,
                      s->trace.line, 0);
     if (trace < 0) return -1;
   }
-  *path_out = path;
-  *trace_out = trace;
-  return insert_sample(im, s, seq, path, trace);
-}
-
-/* The bytes of an x1 sample record that decide its call path and trace:
- * all but the header, dt-ns, coro and flags (FORMATS.md 5.5).  The time
- * changes with every sample, so a memo keyed on the whole record would
- * never hit.  Returns the offset of those bytes, or 0 when not x1. */
-static size_t x1_stack_bytes(const ljp_event *ev) {
-  if (!ev->u.sample.has_time) return 0;
-  size_t off = 1;
-  for (int i = 0; i < 3; i++) {
-    uint64_t v;
-    int n = ljp_uleb_decode(ev->raw + off, ev->raw_len - off, &v);
-    if (n <= 0) return 0;
-    off += (size_t)n;
-  }
-  return off < ev->raw_len ? off : 0;
-}
-
-static int add_sample_memo(importer *im, const ljp_event *ev, uint64_t seq) {
-  const ljp_sample *s = &ev->u.sample;
-  int64_t path, trace;
-  if (!im->memo && !(im->memo = calloc(MEMO_SLOTS, sizeof *im->memo)))
-    return msgf(im, "out of memory"), -1;
-  const uint8_t *key = ev->raw;
-  size_t klen = ev->raw_len;
-  uint64_t epoch = ljp_reader_symbol_epoch(im->r);
-  size_t skip = x1_stack_bytes(ev);
-  if (skip) {
-    /* The header left the key: the vmstate (it may name the path) joins
-     * the epoch instead. */
-    key += skip;
-    klen -= skip;
-    epoch = (epoch << 4) | (uint64_t)(s->vmstate & 0xf);
-  }
-  uint64_t h = 0xcbf29ce484222325ULL ^ klen;
-  size_t i = 0;
-  for (; i + 8 <= klen; i += 8) { /* a word at a time */
-    uint64_t w;
-    memcpy(&w, key + i, 8);
-    h = (h ^ w) * 0x100000001b3ULL;
-    h ^= h >> 29;
-  }
-  for (; i < klen; i++)
-    h = (h ^ key[i]) * 0x100000001b3ULL;
-  struct sample_memo *m = &im->memo[h & (MEMO_SLOTS - 1)];
-  if (m->raw && m->hash == h && m->epoch == epoch && m->file == im->memo_file &&
-      m->len == klen && memcmp(m->raw, key, klen) == 0)
-    return insert_sample(im, s, seq, m->path, m->trace);
-  if (add_sample(im, s, seq, &path, &trace)) return -1;
-  if (m->cap < klen) {
-    /* Imported all the same, just not memoised: over the budget (deep
-     * stacks make long records) or out of memory. */
-    if (im->memo_bytes - m->cap + klen > MEMO_BUDGET) return 0;
-    uint8_t *nr = realloc(m->raw, klen);
-    if (!nr) return 0;
-    im->memo_bytes = im->memo_bytes - m->cap + klen;
-    m->raw = nr;
-    m->cap = klen;
-  }
-  if (klen) memcpy(m->raw, key, klen);
-  m->len = klen;
-  m->hash = h;
-  m->epoch = epoch;
-  m->file = im->memo_file;
-  m->path = path;
-  m->trace = trace;
-  return 0;
+  return insert_sample(im, s, &fs, seq, fs.leaf ? im->path_base + fs.leaf : 0,
+                       trace);
 }
 
 /* The site of a memprof event: memprof's own aggregation key (FORMATS.md
@@ -794,18 +698,13 @@ static void now_iso8601(char out[32]) {
 /* ---- lifecycle ---- */
 
 static void reset_file_state(importer *im) {
+  tree_end(im);
   tuple_map_clear(&im->frames);
   name_map_clear(&im->symbols);
-  tuple_map_clear(&im->paths);
-  tuple_map_clear(&im->steps);
-  tuple_map_clear(&im->frame_ix);
-  im->fr_count = 0;
   tuple_map_clear(&im->traces);
   tuple_map_clear(&im->sites);
   tuple_map_clear(&im->heap);
   im->saw_host = im->saw_guest = 0;
-  memset(im->vm_symbol, 0, sizeof im->vm_symbol);
-  im->prev_n = 0;
   memset(&im->stats, 0, sizeof im->stats);
 }
 
@@ -814,24 +713,14 @@ static void importer_free(importer *im) {
   batch_close(&im->sample_rows);
   batch_close(&im->path_rows);
   batch_close(&im->alloc_rows);
+  tree_end(im);
+  free(im->frame_rows);
+  name_map_free(&im->tree_symbols);
   tuple_map_free(&im->frames);
   name_map_free(&im->symbols);
-  tuple_map_free(&im->paths);
-  tuple_map_free(&im->steps);
-  tuple_map_free(&im->frame_ix);
-  free(im->fr_sym);
-  free(im->fr_line);
   tuple_map_free(&im->traces);
   tuple_map_free(&im->sites);
   tuple_map_free(&im->heap);
-  if (im->memo)
-    for (size_t i = 0; i < MEMO_SLOTS; i++)
-      free(im->memo[i].raw);
-  free(im->memo);
-  free(im->stack);
-  free(im->prev);
-  free(im->prev_path);
-  free(im->prev_depth);
   free(im->name);
   free(im);
 }
@@ -848,9 +737,6 @@ importer *importer_begin(sqlite3 *db, const import_options *opt, char *err,
   im->err = err;
   im->errlen = errlen;
   tuple_map_init(&im->frames, 6);
-  tuple_map_init(&im->paths, 3);
-  tuple_map_init(&im->steps, 2);
-  tuple_map_init(&im->frame_ix, 6);
   tuple_map_init(&im->traces, 5);
   tuple_map_init(&im->sites, 3);
   tuple_map_init(&im->heap, 1);
@@ -1039,7 +925,6 @@ static int read_events(importer *im, uint64_t total) {
   const ljp_event *ev;
   uint64_t nsamples = 0, nmem = 0, tick = 0;
   ljp_status s;
-  im->memo_file++; /* memo entries of earlier files are not this profile's */
   while ((s = ljp_reader_next(im->r, &ev)) == LJP_OK) {
     if (im->opt.stop && *im->opt.stop) return READ_STOPPED;
     switch (ev->type) {
@@ -1055,7 +940,7 @@ static int read_events(importer *im, uint64_t total) {
       break;
     }
     case LJP_EV_SAMPLE:
-      if (add_sample_memo(im, ev, ++nsamples)) return READ_DB_FAILED;
+      if (add_sample(im, ev, ++nsamples)) return READ_DB_FAILED;
       break;
     case LJP_EV_MEMORY:
       if (add_mem(im, &ev->u.mem, ++nmem)) return READ_DB_FAILED;
@@ -1166,6 +1051,7 @@ out_rollback:
   sqlite3_exec(im->db, "ROLLBACK TO import_file; RELEASE import_file", NULL,
                NULL, NULL);
 out:
+  tree_end(im); /* the rows are written: the tree is not needed again */
   ljp_reader_free(im->r);
   im->r = NULL;
   input_close(&in);

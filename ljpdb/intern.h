@@ -1,7 +1,7 @@
 /*
  * intern.h — the in-memory maps of the importer.
  *
- * Rows the database references by id (symbols, call paths, traces, heap
+ * Rows the database references by id (symbols, traces, heap
  * sites) are interned while the stream is read, so each distinct thing is
  * inserted once and every sample or event stores small integer ids.  All
  * maps are open addressing with linear probing over keys of a few 64-bit

@@ -436,6 +436,80 @@ START_TEST(trace_redefinitions_are_rows) {
 }
 END_TEST
 
+/* The sysprof tables are libljp's profile model written out: call_paths
+ * rows are the nodes of the call tree ljp_folder builds with lines, and
+ * symbols rows its frames by (kind, name).  sp_c_loadmid_jiton_1ms loads
+ * the same chunks again mid-stream, so one name stands for two protos:
+ * they are one row (and one path) as they are one frame in every folded
+ * output, while the traces table keeps every definition. */
+static uint32_t model_nodes(const char *path) {
+  ljp_reader *r = ljp_reader_new();
+  ljp_tree *t = ljp_tree_new();
+  ljp_fold_options o;
+  memset(&o, 0, sizeof o);
+  o.view = LJP_VIEW_MERGED;
+  o.flavor = LJP_FLAVOR_AUTO;
+  o.lines = 1;
+  ljp_folder *f = ljp_folder_new(t, &o);
+  const ljp_event *ev;
+  ck_assert_int_eq(ljp_reader_open_path(r, path), LJP_OK);
+  while (ljp_reader_next(r, &ev) == LJP_OK)
+    ck_assert_int_eq(ljp_folder_add(f, r, ev), LJP_OK);
+  uint32_t n = ljp_tree_node_count(t) - 1;
+  ljp_folder_free(f);
+  ljp_tree_free(t);
+  ljp_reader_free(r);
+  return n;
+}
+
+/* How many definitions of the Lua function chunk:line the stream has. */
+static int proto_definitions(const char *path, const char *chunk,
+                             uint64_t line) {
+  ljp_reader *r = ljp_reader_new();
+  const ljp_event *ev;
+  int n = 0;
+  ck_assert_int_eq(ljp_reader_open_path(r, path), LJP_OK);
+  while (ljp_reader_next(r, &ev) == LJP_OK)
+    if (ev->type == LJP_EV_SYMBOL && !ev->u.symbol.duplicate &&
+        ev->u.symbol.sym->kind == LJP_SYM_LFUNC &&
+        ev->u.symbol.sym->line == line &&
+        strcmp(ev->u.symbol.sym->name, chunk) == 0)
+      n++;
+  ljp_reader_free(r);
+  return n;
+}
+
+START_TEST(sysprof_rows_are_the_profile_model) {
+  sqlite3 *db = open_db();
+  int checked = 0;
+  for (size_t i = 0; i < ncaps; i++) {
+    if (count_of(caps[i].counts, "samples") < 0 || strstr(caps[i].name, "_d_"))
+      continue;
+    long long id = q_int(db, "SELECT id FROM profiles WHERE label = %Q",
+                         caps[i].name);
+    ck_assert_msg(q_int(db, "SELECT count(*) FROM call_paths WHERE "
+                            "profile_id = %lld", id) ==
+                      (int64_t)model_nodes(bin_of(&caps[i])),
+                  "%s", caps[i].name);
+    ck_assert_msg(q_int(db, "SELECT count(*) FROM (SELECT 1 FROM symbols "
+                            "WHERE profile_id = %lld GROUP BY kind, name "
+                            "HAVING count(*) > 1)", id) == 0,
+                  "%s", caps[i].name);
+    checked++;
+  }
+  ck_assert_int_eq(checked, 13);
+  capture_counts loadmid = {0};
+  snprintf(loadmid.name, sizeof loadmid.name, "sp_c_loadmid_jiton_1ms");
+  ck_assert_int_eq(proto_definitions(bin_of(&loadmid),
+                                     "@virtual/module_1.lua", 2), 2);
+  ck_assert_int_eq(q_int(db, "SELECT count(*) FROM symbols y JOIN profiles p "
+                             "ON p.id = y.profile_id WHERE p.label = "
+                             "'sp_c_loadmid_jiton_1ms' AND y.kind = 'lua' AND "
+                             "y.name = '@virtual/module_1.lua:2'"), 1);
+  sqlite3_close(db);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("ljpdb captures");
   TCase *tc = tcase_create("all captures in one database");
@@ -448,6 +522,7 @@ int main(void) {
   tcase_add_test(tc, heap_summary_agrees_with_reference);
   tcase_add_test(tc, references_resolve_and_row_zero_is_unknown);
   tcase_add_test(tc, trace_redefinitions_are_rows);
+  tcase_add_test(tc, sysprof_rows_are_the_profile_model);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
