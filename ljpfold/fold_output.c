@@ -2,29 +2,12 @@
  * fold_output.c — see fold_output.h.
  */
 #include "fold_output.h"
+#include "cli_export.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Frames of node, outermost first, into *buf (grown as needed). */
-static size_t node_path(const ljp_tree *t, uint32_t node, uint32_t **buf,
-                        size_t *cap) {
-  size_t depth = ljp_tree_node_depth(t, node);
-  if (depth > *cap) {
-    uint32_t *nb = realloc(*buf, (depth + 16) * sizeof(*nb));
-    if (!nb)
-      return SIZE_MAX;
-    *buf = nb;
-    *cap = depth + 16;
-  }
-  for (size_t i = depth; i > 0; i--) {
-    (*buf)[i - 1] = ljp_tree_node_frame(t, node);
-    node = ljp_tree_node_parent(t, node);
-  }
-  return depth;
-}
 
 static int matches_any(const ljp_tree *t, const uint32_t *fr, size_t n,
                        regex_t *re, size_t nre, char **tmp, size_t *tcap) {
@@ -59,7 +42,7 @@ ljp_tree *fold_filter_tree(const ljp_tree *t, const fold_filter *f) {
     int64_t self = ljp_tree_node_self(t, node);
     if (self == 0)
       continue;
-    size_t n = node_path(t, node, &path, &cap);
+    size_t n = ljp_export_path(t, node, &path, &cap);
     if (n == SIZE_MAX)
       goto oom;
     if (f->ninclude) {
@@ -143,7 +126,7 @@ ljp_status fold_write_tarantool(const ljp_tree *t, int64_t min_count,
     int64_t mag = self < 0 ? -self : self;
     if (self == 0 || mag < min_count)
       continue;
-    size_t n = node ? node_path(t, node, &path, &cap) : 0;
+    size_t n = node ? ljp_export_path(t, node, &path, &cap) : 0;
     if (n == SIZE_MAX)
       goto oom;
     size_t len = n ? 0 : 1;
