@@ -36,7 +36,163 @@ static int ljm_symbol(ljp_reader *r, cursor *c, uint8_t h, uint64_t off) {
   return ljp__reader_define(r, &d, 0, h, off);
 }
 
+/* ---- the fast path ----
+ *
+ * Memprof events are short (~15 bytes) and nothing repeats from one to
+ * the next, so decoding is bound by the chain of field ends: each field
+ * starts where the previous one ended, and reading the length from the
+ * bytes (cur_uleb_w) puts a load, a count of trailing zeros and an add
+ * on that chain for every field.  But field lengths are predictable by
+ * kind: an address (prototype, C function, block, machine code) is a
+ * user-space pointer of 47 bits, seven bytes, and a size, line or trace
+ * number is one or two bytes.  So an address is checked against the
+ * seven-byte pattern by a branch, which the CPU predicts and does not
+ * wait for, and a small number's length is its first byte's high bit
+ * (one load and a shift on the chain).  Anything else (longer fields,
+ * symbol events, the epilogue, the last bytes of the input) is left to
+ * the decoder below, which then reads the record from its first byte as
+ * if this had not run. */
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) &&                          \
+    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define LJM_FAST 1
+
+/* Bytes the fast path may read past an event's first byte: six fields of
+ * at most ten bytes, each read eight bytes at a time. */
+enum { LJM_FAST_ROOM = 80 };
+
+/* Any ULEB128 at p; NULL when it is not a valid one. */
+static const uint8_t *fast_any(const uint8_t *p, const uint8_t *end,
+                               uint64_t *v) {
+  cursor t;
+  t.p = t.start = p;
+  t.end = end;
+  t.base = 0;
+  return cur_uleb(&t, v) == CUR_OK ? t.p : NULL;
+}
+
+/* A ULEB128 expected to be seven bytes long (an address). */
+static inline const uint8_t *fast_addr(const uint8_t *p, const uint8_t *end,
+                                       uint64_t *v) {
+  uint64_t x;
+  memcpy(&x, p, 8);
+  if (LJP_LIKELY((x & 0x0080808080808080ULL) == 0x0000808080808080ULL)) {
+    x &= 0x007f7f7f7f7f7f7fULL;
+    x = (x & 0x007f007f007f007fULL) | ((x & 0x7f007f007f007f00ULL) >> 1);
+    x = (x & 0x00003fff00003fffULL) | ((x & 0x3fff00003fff0000ULL) >> 2);
+    x = (x & 0x000000000fffffffULL) | ((x & 0x0fffffff00000000ULL) >> 4);
+    *v = x;
+    return p + 7;
+  }
+  return fast_any(p, end, v);
+}
+
+/* A ULEB128 expected to be one or two bytes long (size, line, trace). */
+static inline const uint8_t *fast_small(const uint8_t *p, const uint8_t *end,
+                                        uint64_t *v) {
+  unsigned b0 = p[0], b1 = p[1];
+  if (LJP_LIKELY(!(b0 & b1 & 0x80))) {
+    unsigned two = b0 >> 7; /* b1 ends the number when two is 1 */
+    *v = (b0 & 0x7fu) | ((uint64_t)(b1 & (0u - two)) << 7);
+    return p + 1 + two;
+  }
+  return fast_any(p, end, v);
+}
+
+/* Decodes one allocation event at c->p (ljm 2 or 3, LJM_FAST_ROOM bytes
+ * readable); 0 when it is not one this path takes. */
+static inline int ljm_fast(ljp_reader *r, cursor *c) {
+  const uint8_t *p = c->p, *end = c->end;
+  unsigned h = p[0];
+  unsigned ev = h & 3, src = h >> 2;
+  /* No flag, no spare bits, a source 1..4 and not a symbol event. */
+  if (LJP_UNLIKELY(h < 0x04 || h >= 0x14 || ev == 0))
+    return 0;
+  p++;
+  ljp_mem_event *m = &r->ev.u.mem;
+  uint64_t a = 0, b = 0, mcode = 0;
+  int has_mcode = 0;
+  switch (src) {
+  case LJP_SRC_LFUNC:
+    if (!(p = fast_addr(p, end, &a)) || !(p = fast_small(p, end, &b)))
+      return 0;
+    break;
+  case LJP_SRC_CFUNC:
+    if (!(p = fast_addr(p, end, &a)))
+      return 0;
+    break;
+  case LJP_SRC_TRACE:
+    if (!(p = fast_small(p, end, &a)))
+      return 0;
+    if (r->loc_mcode) {
+      if (!(p = fast_addr(p, end, &mcode)))
+        return 0;
+      has_mcode = 1;
+    }
+    break;
+  default:
+    break;
+  }
+  /* Every event has one block (FREE: the old one, ALLOC: the new one),
+   * REALLOC two; which is which is chosen by masks: ALLOC and FREE are
+   * equally common and a branch between them would mispredict. */
+  uint64_t xa, xs, ya = 0, ys = 0;
+  if (!(p = fast_addr(p, end, &xa)) || !(p = fast_small(p, end, &xs)))
+    return 0;
+  if (ev == LJP_MEM_REALLOC &&
+      (!(p = fast_addr(p, end, &ya)) || !(p = fast_small(p, end, &ys))))
+    return 0;
+  c->p = p;
+  uint64_t is_alloc = 0 - (uint64_t)(ev == LJP_MEM_ALLOC);
+  uint64_t oa = xa & ~is_alloc, os = xs & ~is_alloc;
+  uint64_t na = (xa & is_alloc) | (ya & ~is_alloc);
+  uint64_t ns = (xs & is_alloc) | (ys & ~is_alloc);
+  m->kind = (ljp_mem_kind)ev;
+  m->source = (ljp_source)src;
+  m->mcode = mcode;
+  m->has_mcode = has_mcode;
+  m->old_addr = oa;
+  m->old_size = os;
+  m->new_addr = na;
+  m->new_size = ns;
+  ljp_frame *f = &m->loc;
+  f->value = a;
+  f->line = 0;
+  f->mcode = 0;
+  f->sym = f->proto = NULL;
+  switch (src) {
+  case LJP_SRC_LFUNC:
+    f->kind = LJP_FRAME_LUA;
+    f->line = b;
+    f->sym = reader_proto(r, a);
+    if (!f->sym)
+      f->proto = ljp__reader_cfloor(r, a);
+    break;
+  case LJP_SRC_CFUNC:
+    f->kind = LJP_FRAME_CFUNC;
+    f->sym = ljp__reader_cfloor(r, a);
+    break;
+  case LJP_SRC_TRACE:
+    ljp__reader_trace_frame(r, f, a, 0, 0);
+    f->mcode = mcode;
+    break;
+  default:
+    f->kind = LJP_FRAME_NONE;
+    break;
+  }
+  r->ev.type = LJP_EV_MEMORY;
+  r->cnt.mem_events++;
+  r->cnt.mem_kind[ev]++;
+  r->cnt.mem_source[src]++;
+  return 1;
+}
+#endif
+
 int ljp__dec_ljm_record(ljp_reader *r, cursor *c) {
+#ifdef LJM_FAST
+  if (LJP_LIKELY(c->end - c->p >= LJM_FAST_ROOM && r->ev_version >= 2) &&
+      ljm_fast(r, c))
+    return LJP_OK;
+#endif
   uint64_t off = cur_off(c);
   if (c->p >= c->end) {
     r->need_off = off;

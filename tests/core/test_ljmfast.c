@@ -1,0 +1,176 @@
+/*
+ * test_ljmfast.c — memprof events decode to the values written, whatever
+ * the lengths of their fields.
+ *
+ * The memprof decoder guesses field lengths (seven-byte addresses, one- or
+ * two-byte sizes, lines and trace numbers) and hands anything else to the
+ * byte-by-byte decoder.  These streams write every kind and source with
+ * fields of 1 to 10 bytes, minimal and padded ("80 00"), in ljm 2 (trace
+ * locations with machine-code addresses) and ljm 3, and compare each
+ * decoded event field by field with what was written, in memory and
+ * through a pipe-like reader fed in small pieces.
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core_util.h"
+#include "ljp_testing.h"
+
+#define NEV 4000
+
+typedef struct ev {
+  unsigned kind, src;
+  uint64_t loc, line, mcode, oa, os, na, ns;
+} ev;
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static uint64_t next(void)
+{
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return rng;
+}
+
+/* A value whose ULEB128 takes about the chosen number of bytes, biased to
+ * the lengths the decoder guesses. */
+static uint64_t value(int addr)
+{
+  static const unsigned addr_bits[] = {47, 47, 47, 46, 48, 56, 57, 63, 64, 7,
+                                       1, 14, 35, 49, 50, 28};
+  static const unsigned small_bits[] = {7, 7, 14, 14, 6, 1, 15, 21, 0, 64,
+                                        8, 13, 2, 29, 56, 57};
+  unsigned b = (addr ? addr_bits : small_bits)[next() & 15];
+  if (b == 0)
+    return 0;
+  uint64_t top = b == 64 ? UINT64_MAX : (UINT64_C(1) << b) - 1;
+  return (next() & top) | (UINT64_C(1) << (b - 1));
+}
+
+/* Writes v, now and then padded with redundant 0x80 groups (at most ten
+ * bytes in all: the longest form a reader accepts). */
+static void put(ljp_writer *w, uint64_t v)
+{
+  uint8_t b[10];
+  size_t n = ljp_uleb_encode(v, b);
+  size_t pad = (next() & 7) == 0 ? (size_t)(next() % 3) : 0;
+  if (n + pad > 10)
+    pad = 0;
+  /* Padding continues the last group: set its high bit, add 0x80s, end
+   * with 0x00.  Only where the value's top group leaves room. */
+  if (pad && n < 9) {
+    b[n - 1] |= 0x80;
+    for (size_t i = 0; i + 1 < pad; i++)
+      b[n++] = 0x80;
+    b[n++] = 0x00;
+  }
+  for (size_t i = 0; i < n; i++)
+    ljp_write_byte(w, b[i]);
+}
+
+static void run(unsigned version, int mcode)
+{
+  ev *e = calloc(NEV, sizeof *e);
+  ljp_writer *w = ljp_writer_new(NULL, NULL, 0);
+  /* ljs 2 layout a goes with ljm 2, whose trace locations carry mcode. */
+  ck_assert_int_eq(
+      ljp_write_symtab_begin(w, version == 2 ? 2 : 3, version == 2 ? 'a' : 0),
+      LJP_OK);
+  ck_assert_int_eq(ljp_write_symtab_end(w), LJP_OK);
+  ck_assert_int_eq(
+      ljp_write_stream_begin(w, LJP_KIND_MEMPROF, version, LJP_FLAVOR_TARANTOOL,
+                             mcode),
+      LJP_OK);
+  for (size_t i = 0; i < NEV; i++) {
+    ev *x = &e[i];
+    x->kind = 1 + (unsigned)(next() % 3);
+    x->src = 1 + (unsigned)(next() % 4);
+    ljp_write_byte(w, (uint8_t)(x->src << 2 | x->kind));
+    if (x->src == LJP_SRC_LFUNC) {
+      put(w, x->loc = value(1));
+      put(w, x->line = value(0));
+    } else if (x->src == LJP_SRC_CFUNC) {
+      put(w, x->loc = value(1));
+    } else if (x->src == LJP_SRC_TRACE) {
+      put(w, x->loc = value(0));
+      if (mcode)
+        put(w, x->mcode = value(1));
+    }
+    if (x->kind != LJP_MEM_ALLOC) {
+      put(w, x->oa = value(1));
+      put(w, x->os = value(0));
+    }
+    if (x->kind != LJP_MEM_FREE) {
+      put(w, x->na = value(1));
+      put(w, x->ns = value(0));
+    }
+  }
+  ljp_write_byte(w, 0x80);
+  size_t len;
+  const uint8_t *data = ljp_writer_data(w, &len);
+
+  ljp_reader *r = ljp_reader_new();
+  ck_assert_int_eq(ljp_reader_open_memory(r, data, len), LJP_OK);
+  const ljp_event *v;
+  size_t i = 0;
+  ljp_status st;
+  while ((st = ljp_reader_next(r, &v)) == LJP_OK) {
+    if (v->type != LJP_EV_MEMORY)
+      continue;
+    ck_assert_uint_lt(i, NEV);
+    const ev *x = &e[i];
+    const ljp_mem_event *m = &v->u.mem;
+    CORE_CHECK(m->kind == (ljp_mem_kind)x->kind &&
+                   m->source == (ljp_source)x->src,
+               "event %zu: kind %d source %d, wrote %u %u", i, m->kind,
+               m->source, x->kind, x->src);
+    CORE_CHECK(m->old_addr == x->oa && m->old_size == x->os &&
+                   m->new_addr == x->na && m->new_size == x->ns,
+               "event %zu: blocks %llx/%llu %llx/%llu", i,
+               (unsigned long long)m->old_addr,
+               (unsigned long long)m->old_size,
+               (unsigned long long)m->new_addr,
+               (unsigned long long)m->new_size);
+    uint64_t want_val = x->src == LJP_SRC_INTERNAL ? 0 : x->loc;
+    CORE_CHECK(m->loc.value == want_val && m->loc.line == x->line,
+               "event %zu: location %llx line %llu", i,
+               (unsigned long long)m->loc.value,
+               (unsigned long long)m->loc.line);
+    int tr_mc = x->src == LJP_SRC_TRACE && mcode;
+    CORE_CHECK(m->has_mcode == tr_mc && m->mcode == x->mcode &&
+                   m->loc.mcode == (tr_mc ? x->mcode : 0),
+               "event %zu: mcode %d %llx", i, m->has_mcode,
+               (unsigned long long)m->mcode);
+    /* The raw bytes run from the header to the next event. */
+    CORE_CHECK(v->raw[0] == (uint8_t)(x->src << 2 | x->kind),
+               "event %zu: raw header", i);
+    i++;
+  }
+  ck_assert_msg(st == LJP_END, "%s", ljp_reader_error(r));
+  ck_assert_uint_eq(i, NEV);
+  ljp_reader_free(r);
+  ljp_writer_free(w);
+  free(e);
+}
+
+START_TEST(ljm3_fields_of_every_length) { run(3, 0); }
+END_TEST
+
+START_TEST(ljm2_with_mcode) { run(2, 1); }
+END_TEST
+
+int main(int argc, char **argv)
+{
+  core_set_testdata(argc, argv);
+  Suite *s = suite_create("core_ljmfast");
+  TCase *tc = tcase_create("ljmfast");
+  tcase_add_test(tc, ljm3_fields_of_every_length);
+  tcase_add_test(tc, ljm2_with_mcode);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
