@@ -12,8 +12,10 @@
  *
  * Every event of the stream must be passed, symbol events and prologues
  * included: the generation-era report counts symbol definitions, and the
- * aliases are copied from the reader as they appear.  Memory grows with the
- * distinct locations, names and live heap chunks, never with the events.
+ * aliases are copied from the reader as they appear.  Memory never grows
+ * with the events: the memprof report keeps the distinct locations, names
+ * and live heap chunks, the sysprof report the call tree of the profile
+ * model (its distinct stacks) and the traces sampled.
  * Output is deterministic: ties that the reference tools leave to Lua's
  * hash-table order are broken as documented below.
  */
