@@ -17,10 +17,12 @@ extern const char ljpsvg_script[];
 #define MAX_NAME_CP 2000   /* longer names are cut in titles (file size) */
 #define SEARCH_W 110.0
 
+/* Every writer call can fail (memory, output): the first failure ends
+ * the function that made it with -1. */
 #define CK(x)                                                                \
   do {                                                                       \
     if ((x) < 0)                                                             \
-      goto fail;                                                             \
+      return -1;                                                             \
   } while (0)
 
 /* ------------------------------------------------------------------------ */
@@ -395,89 +397,152 @@ static unsigned classes_present(const ljp_tree *t, const fg_layout *l)
   return mask;
 }
 
-int svg_write(xmlTextWriterPtr w, const ljp_tree *t, const fg_layout *l,
-              const svg_opts *o, const svg_diff *d)
-{
-  char nb[32], cb[64];
-  int rc = -1;
+/* What the parts of the document are drawn from, computed once. */
+typedef struct doc {
+  xmlTextWriterPtr w;
+  const ljp_tree *t;
+  const fg_layout *l;
+  const svg_opts *o;
+  const svg_diff *d;
+  int differential;
   name_cache nc;
   diff_state ds;
-  strbuf label = {0}, title = {0};
-  change *changes = NULL;
-  size_t nchanges = 0;
-  int differential = d && d->before;
-  memset(&ds, 0, sizeof ds);
-  if (names_init(&nc, t) != 0)
-    goto fail;
-  if (differential && (diff_init(&ds, t, l, d) != 0 ||
-                       collect_changes(t, d, &changes, &nchanges) != 0))
-    goto fail;
-
+  change *changes;
+  size_t nchanges;
+  strbuf label, title;     /* scratch for frame labels and titles */
   char bg_top[8], bg_bottom[8];
   int dark;
-  if (palette_background(o->pal.id, o->bgcolors, bg_top, bg_bottom, &dark) != 0)
-    palette_background(o->pal.id, NULL, bg_top, bg_bottom, &dark);
-
-  unsigned classes = o->legend ? classes_present(t, l) : 0;
-  int legend = o->legend && classes != 0;
-
+  unsigned classes;        /* frame classes drawn, for the legend */
+  int legend;
   /* Geometry (px). */
-  double fs = o->fontsize, fh = o->frame_height;
-  double W = o->width;
-  double ypad1 = fs * 3 + (o->subtitle ? fs * 2 : 0) + (legend ? fs * 1.8 : 0);
-  double ypad2 = fs * 2 + 10;
-  size_t diff_rows = 0;
-  if (differential) {
-    size_t grew = 0, shrank = 0;
-    for (size_t i = 0; i < nchanges; i++)
-      *(changes[i].delta > 0 ? &grew : &shrank) += 1;
-    int top = d->top > 0 ? d->top : 5;
-    grew = grew < (size_t)top ? grew : (size_t)top;
-    shrank = shrank < (size_t)top ? shrank : (size_t)top;
-    diff_rows = 1 + (grew > shrank ? grew : shrank);
-  }
-  double table_h = diff_rows ? (double)diff_rows * fs * 1.5 + fs : 0;
-  double graph_h = ((double)l->max_depth + 1) * fh;
-  double H = ypad1 + graph_h + ypad2 + table_h;
-  double per_weight = l->total > 0 ? (W - 2 * XPAD) / (double)l->total : 0;
+  double fs, fh, W, H, ypad1, ypad2, graph_h, per_weight;
+  size_t diff_rows;        /* rows of the changes table, heading included */
+} doc;
 
+/* Rows of the changes table: a heading and the longer of the two sides. */
+static size_t changes_rows(const doc *g)
+{
+  size_t grew = 0, shrank = 0;
+  for (size_t i = 0; i < g->nchanges; i++)
+    *(g->changes[i].delta > 0 ? &grew : &shrank) += 1;
+  int top = g->d->top > 0 ? g->d->top : 5;
+  grew = grew < (size_t)top ? grew : (size_t)top;
+  shrank = shrank < (size_t)top ? shrank : (size_t)top;
+  return 1 + (grew > shrank ? grew : shrank);
+}
+
+static void doc_geometry(doc *g)
+{
+  const svg_opts *o = g->o;
+  g->fs = o->fontsize;
+  g->fh = o->frame_height;
+  g->W = o->width;
+  g->ypad1 = g->fs * 3 + (o->subtitle ? g->fs * 2 : 0) +
+             (g->legend ? g->fs * 1.8 : 0);
+  g->ypad2 = g->fs * 2 + 10;
+  g->diff_rows = g->differential ? changes_rows(g) : 0;
+  double table_h = g->diff_rows ? (double)g->diff_rows * g->fs * 1.5 + g->fs : 0;
+  g->graph_h = ((double)g->l->max_depth + 1) * g->fh;
+  g->H = g->ypad1 + g->graph_h + g->ypad2 + table_h;
+  g->per_weight = g->l->total > 0 ? (g->W - 2 * XPAD) / (double)g->l->total : 0;
+}
+
+/* 0, or -1 when out of memory (doc_free still frees what was made). */
+static int doc_init(doc *g, xmlTextWriterPtr w, const ljp_tree *t,
+                    const fg_layout *l, const svg_opts *o, const svg_diff *d)
+{
+  memset(g, 0, sizeof *g);
+  g->w = w;
+  g->t = t;
+  g->l = l;
+  g->o = o;
+  g->d = d;
+  g->differential = d && d->before;
+  if (names_init(&g->nc, t) != 0)
+    return -1;
+  if (g->differential && (diff_init(&g->ds, t, l, d) != 0 ||
+                          collect_changes(t, d, &g->changes, &g->nchanges) != 0))
+    return -1;
+  if (palette_background(o->pal.id, o->bgcolors, g->bg_top, g->bg_bottom,
+                         &g->dark) != 0)
+    palette_background(o->pal.id, NULL, g->bg_top, g->bg_bottom, &g->dark);
+  g->classes = o->legend ? classes_present(t, l) : 0;
+  g->legend = o->legend && g->classes != 0;
+  doc_geometry(g);
+  return 0;
+}
+
+static void doc_free(doc *g)
+{
+  names_free(&g->nc);
+  if (g->differential)
+    diff_free(&g->ds);
+  free(g->changes);
+  sb_free(&g->label);
+  sb_free(&g->title);
+}
+
+/* --notes as a comment, which may not hold "--": such pairs are broken. */
+static int write_notes(xmlTextWriterPtr w, const char *notes)
+{
+  strbuf nt = {0};
+  if (utf8_repair(notes, strlen(notes), (size_t)-2, &nt) == (size_t)-1)
+    return -1;
+  for (size_t i = 0; i < nt.len; i++)
+    if (nt.p[i] == '-' && (i + 1 == nt.len || nt.p[i + 1] == '-'))
+      nt.p[i] = '_';
+  int r = xmlTextWriterWriteFormatComment(w, " NOTES: %s ", nt.p ? nt.p : "");
+  sb_free(&nt);
+  return r;
+}
+
+/* The XML declaration and the <svg> element's start: size, fonts, and the
+ * data the script reads. */
+static int write_header(const doc *g)
+{
+  xmlTextWriterPtr w = g->w;
+  const svg_opts *o = g->o;
+  char nb[32], cb[64];
   CK(xmlTextWriterStartDocument(w, "1.0", "UTF-8", NULL));
   CK(xmlTextWriterStartElement(w, BAD_CAST "svg"));
   CK(attr(w, "xmlns", "http://www.w3.org/2000/svg"));
   CK(attr(w, "version", "1.1"));
-  CK(attr_num(w, "width", W));
-  CK(attr_num(w, "height", H));
-  snprintf(cb, sizeof cb, "0 0 %s ", num(nb, W));
+  CK(attr_num(w, "width", g->W));
+  CK(attr_num(w, "height", g->H));
+  snprintf(cb, sizeof cb, "0 0 %s ", num(nb, g->W));
   CK(xmlTextWriterWriteFormatAttribute(w, BAD_CAST "viewBox", "%s%s", cb,
-                                       num(nb, H)));
+                                       num(nb, g->H)));
   CK(attr(w, "onload", "init(evt)"));
-  if (dark)
+  if (g->dark)
     CK(attr(w, "class", "dark"));
   CK(write_text_attr(w, "font-family", o->fonttype));
-  CK(attr_num(w, "font-size", fs));
+  CK(attr_num(w, "font-size", g->fs));
   CK(attr_num(w, "data-xpad", XPAD));
-  CK(attr_num(w, "data-fontsize", fs));
+  CK(attr_num(w, "data-fontsize", g->fs));
   CK(attr_num(w, "data-fontwidth", o->fontwidth));
   CK(write_text_attr(w, "data-nametype", o->nametype));
   CK(attr(w, "data-inverted", o->inverted ? "1" : "0"));
+  if (o->notes)
+    CK(write_notes(w, o->notes));
+  return 0;
+}
 
-  if (o->notes) {
-    /* A comment may not hold "--": break such pairs. */
-    strbuf nt = {0};
-    if (utf8_repair(o->notes, strlen(o->notes), (size_t)-2, &nt) == (size_t)-1)
-      goto fail;
-    for (size_t i = 0; i < nt.len; i++)
-      if (nt.p[i] == '-' && (i + 1 == nt.len || nt.p[i + 1] == '-'))
-        nt.p[i] = '_';
-    int r = xmlTextWriterWriteFormatComment(w, " NOTES: %s ", nt.p ? nt.p : "");
-    sb_free(&nt);
-    CK(r);
-  }
+static int gradient_stop(xmlTextWriterPtr w, const char *color,
+                         const char *offset)
+{
+  CK(xmlTextWriterStartElement(w, BAD_CAST "stop"));
+  CK(attr(w, "stop-color", color));
+  CK(attr(w, "offset", offset));
+  return xmlTextWriterEndElement(w);
+}
 
+/* The style sheet, the background gradient and the rectangle it fills. */
+static int write_background(const doc *g)
+{
+  xmlTextWriterPtr w = g->w;
   CK(xmlTextWriterStartElement(w, BAD_CAST "style"));
   CK(xmlTextWriterWriteString(w, BAD_CAST STYLE));
   CK(xmlTextWriterEndElement(w));
-
   CK(xmlTextWriterStartElement(w, BAD_CAST "defs"));
   CK(xmlTextWriterStartElement(w, BAD_CAST "linearGradient"));
   CK(attr(w, "id", "background"));
@@ -485,172 +550,217 @@ int svg_write(xmlTextWriterPtr w, const ljp_tree *t, const fg_layout *l,
   CK(attr(w, "y2", "1"));
   CK(attr(w, "x1", "0"));
   CK(attr(w, "x2", "0"));
-  CK(xmlTextWriterStartElement(w, BAD_CAST "stop"));
-  CK(attr(w, "stop-color", bg_top));
-  CK(attr(w, "offset", "5%"));
-  CK(xmlTextWriterEndElement(w));
-  CK(xmlTextWriterStartElement(w, BAD_CAST "stop"));
-  CK(attr(w, "stop-color", bg_bottom));
-  CK(attr(w, "offset", "95%"));
+  CK(gradient_stop(w, g->bg_top, "5%"));
+  CK(gradient_stop(w, g->bg_bottom, "95%"));
   CK(xmlTextWriterEndElement(w));
   CK(xmlTextWriterEndElement(w));
-  CK(xmlTextWriterEndElement(w));
-
   CK(xmlTextWriterStartElement(w, BAD_CAST "rect"));
   CK(attr(w, "x", "0"));
   CK(attr(w, "y", "0"));
-  CK(attr_num(w, "width", W));
-  CK(attr_num(w, "height", H));
+  CK(attr_num(w, "width", g->W));
+  CK(attr_num(w, "height", g->H));
   CK(attr(w, "fill", "url(#background)"));
-  CK(xmlTextWriterEndElement(w));
+  return xmlTextWriterEndElement(w);
+}
 
-  CK(ui_text(w, "title", "ui", W / 2, fs * 2, "middle", o->title));
-  if (o->subtitle)
-    CK(ui_text(w, "subtitle", "ui", W / 2, fs * 4, "middle", o->subtitle));
+/* Titles and the buttons the script makes live. */
+static int write_controls(const doc *g)
+{
+  xmlTextWriterPtr w = g->w;
+  double W = g->W, fs = g->fs;
+  CK(ui_text(w, "title", "ui", W / 2, fs * 2, "middle", g->o->title));
+  if (g->o->subtitle)
+    CK(ui_text(w, "subtitle", "ui", W / 2, fs * 4, "middle", g->o->subtitle));
   CK(ui_text(w, "unzoom", "ui button off", XPAD, fs * 2, NULL, "Reset Zoom"));
   CK(ui_text(w, "search", "ui button", W - XPAD - SEARCH_W, fs * 2, NULL,
              "Search"));
-  CK(ui_text(w, "ignorecase", "ui button", W - XPAD - 16, fs * 2, NULL, "ic"));
+  return ui_text(w, "ignorecase", "ui button", W - XPAD - 16, fs * 2, NULL, "ic");
+}
 
-  if (legend) {
-    double x = XPAD, y = ypad1 - fs * 1.2;
-    for (unsigned c = 0; c <= LJP_CLASS_VM; c++) {
-      if (!(classes & (1u << c)))
-        continue;
-      rgb col = palette_class_color(&o->pal, (ljp_class)c);
-      CK(xmlTextWriterStartElement(w, BAD_CAST "rect"));
-      CK(attr_num(w, "x", x));
-      CK(attr_num(w, "y", y - fs * 0.8));
-      CK(attr_num(w, "width", fs));
-      CK(attr_num(w, "height", fs));
-      CK(xmlTextWriterWriteFormatAttribute(w, BAD_CAST "fill", "rgb(%d,%d,%d)",
-                                           col.r, col.g, col.b));
-      CK(xmlTextWriterEndElement(w));
-      const char *lab = palette_class_label((ljp_class)c);
-      CK(ui_text(w, NULL, "ui", x + fs * 1.4, y + fs * 0.1, NULL, lab));
-      x += fs * 1.4 + (double)strlen(lab) * fs * o->fontwidth + fs * 1.5;
-    }
-  }
+static int rect_fill(xmlTextWriterPtr w, rgb col)
+{
+  return xmlTextWriterWriteFormatAttribute(w, BAD_CAST "fill", "rgb(%d,%d,%d)",
+                                           col.r, col.g, col.b);
+}
 
-  /* The frames. */
-  CK(xmlTextWriterStartElement(w, BAD_CAST "g"));
-  CK(attr(w, "id", "frames"));
-  double total_disp = (double)l->total * o->factor;
-  for (size_t i = 0; i < l->n; i++) {
-    const fg_box *b = &l->boxes[i];
-    double x = XPAD + (double)b->start * per_weight;
-    double wpx = (double)b->width * per_weight;
-    double y = o->inverted ? ypad1 + (double)b->depth * fh
-                           : ypad1 + (double)(l->max_depth - b->depth) * fh;
-    const char *name;
-    size_t len, cps;
-    uint32_t f = b->node ? ljp_tree_node_frame(t, b->node) : 0;
-    if (i == 0) {
-      name = "all";
-      len = cps = 3;
-    } else if (!(name = name_of(&nc, f, &len, &cps)))
-      goto fail;
-
-    /* Title: name (count countname, pct%[; delta%]). */
-    double shown = (double)b->width * o->factor;
-    title.len = 0;
-    if (sb_put(&title, name, len) != 0)
-      goto fail;
-    char pct[64];
-    snprintf(pct, sizeof pct, "%.2f", total_disp != 0 ? 100 * shown / total_disp : 0.0);
-    if (sb_puts(&title, " (") || sb_puts(&title, count_text(cb, shown)) ||
-        sb_puts(&title, " ") || sb_puts(&title, o->countname) ||
-        sb_puts(&title, ", ") || sb_puts(&title, i == 0 ? "100" : pct) ||
-        sb_puts(&title, "%"))
-      goto fail;
-    if (differential && i) {
-      double dd = o->negate ? -ds.delta[i] : ds.delta[i];
-      snprintf(pct, sizeof pct, "; %s%.2f%%", dd > 0 ? "+" : "",
-               l->total ? 100 * dd / (double)l->total : 0.0);
-      if (sb_puts(&title, pct))
-        goto fail;
-    }
-    if (sb_puts(&title, ")"))
-      goto fail;
-
-    rgb col;
-    if (i == 0)
-      col = differential ? (rgb){255, 255, 255} : (rgb){180, 180, 180};
-    else if (differential)
-      col = palette_diff(ds.delta[i], ds.maxdelta, o->negate);
-    else {
-      size_t rl;
-      const char *raw = ljp_tree_frame_name(t, f, &rl);
-      col = palette_color(&o->pal, raw, rl, ljp_tree_frame_class(t, f));
-    }
-
-    CK(xmlTextWriterStartElement(w, BAD_CAST "g"));
-    CK(attr(w, "class", "f"));
-    if (i == 0)
-      CK(attr(w, "id", "root"));
-    CK(xmlTextWriterStartElement(w, BAD_CAST "title"));
-    CK(write_string(w, title.p, title.len));
-    CK(xmlTextWriterEndElement(w));
+/* A swatch and a label per frame class drawn. */
+static int write_legend(const doc *g)
+{
+  xmlTextWriterPtr w = g->w;
+  double fs = g->fs, x = XPAD, y = g->ypad1 - fs * 1.2;
+  for (unsigned c = 0; c <= LJP_CLASS_VM; c++) {
+    if (!(g->classes & (1u << c)))
+      continue;
     CK(xmlTextWriterStartElement(w, BAD_CAST "rect"));
     CK(attr_num(w, "x", x));
-    CK(attr_num(w, "y", y));
-    CK(attr_num(w, "width", wpx));
-    CK(attr_num(w, "height", fh - 1));
-    CK(xmlTextWriterWriteFormatAttribute(w, BAD_CAST "fill", "rgb(%d,%d,%d)",
-                                         col.r, col.g, col.b));
+    CK(attr_num(w, "y", y - fs * 0.8));
+    CK(attr_num(w, "width", fs));
+    CK(attr_num(w, "height", fs));
+    CK(rect_fill(w, palette_class_color(&g->o->pal, (ljp_class)c)));
     CK(xmlTextWriterEndElement(w));
-    CK(fit_label(&label, name, len, cps, wpx, o));
-    if (label.len) {
-      CK(xmlTextWriterStartElement(w, BAD_CAST "text"));
-      CK(attr_num(w, "x", x + 3));
-      CK(attr_num(w, "y", y + fh / 2 + 3));
-      CK(xmlTextWriterWriteString(w, BAD_CAST label.p));
-      CK(xmlTextWriterEndElement(w));
-    }
-    CK(xmlTextWriterEndElement(w));
+    const char *lab = palette_class_label((ljp_class)c);
+    CK(ui_text(w, NULL, "ui", x + fs * 1.4, y + fs * 0.1, NULL, lab));
+    x += fs * 1.4 + (double)strlen(lab) * fs * g->o->fontwidth + fs * 1.5;
   }
+  return 0;
+}
+
+/* The tooltip of box i into g->title: name (count countname, pct%[;
+ * delta%]). */
+static int frame_title(doc *g, size_t i, const char *name, size_t len)
+{
+  const svg_opts *o = g->o;
+  char cb[64], pct[64];
+  double total_disp = (double)g->l->total * o->factor;
+  double shown = (double)g->l->boxes[i].width * o->factor;
+  strbuf *title = &g->title;
+  title->len = 0;
+  if (sb_put(title, name, len) != 0)
+    return -1;
+  snprintf(pct, sizeof pct, "%.2f", total_disp != 0 ? 100 * shown / total_disp : 0.0);
+  if (sb_puts(title, " (") || sb_puts(title, count_text(cb, shown)) ||
+      sb_puts(title, " ") || sb_puts(title, o->countname) ||
+      sb_puts(title, ", ") || sb_puts(title, i == 0 ? "100" : pct) ||
+      sb_puts(title, "%"))
+    return -1;
+  if (g->differential && i) {
+    double dd = o->negate ? -g->ds.delta[i] : g->ds.delta[i];
+    snprintf(pct, sizeof pct, "; %s%.2f%%", dd > 0 ? "+" : "",
+             g->l->total ? 100 * dd / (double)g->l->total : 0.0);
+    if (sb_puts(title, pct))
+      return -1;
+  }
+  return sb_puts(title, ")") ? -1 : 0;
+}
+
+/* The fill of box i (frame f): grey root, a differential hue, or the
+ * palette's colour of the frame. */
+static rgb frame_color(const doc *g, size_t i, uint32_t f)
+{
+  if (i == 0)
+    return g->differential ? (rgb){255, 255, 255} : (rgb){180, 180, 180};
+  if (g->differential)
+    return palette_diff(g->ds.delta[i], g->ds.maxdelta, g->o->negate);
+  size_t rl;
+  const char *raw = ljp_tree_frame_name(g->t, f, &rl);
+  return palette_color(&g->o->pal, raw, rl, ljp_tree_frame_class(g->t, f));
+}
+
+/* Box i: a group of its tooltip, rectangle and fitted label. */
+static int write_frame(doc *g, size_t i)
+{
+  xmlTextWriterPtr w = g->w;
+  const fg_box *b = &g->l->boxes[i];
+  double fh = g->fh;
+  double x = XPAD + (double)b->start * g->per_weight;
+  double wpx = (double)b->width * g->per_weight;
+  double y = g->o->inverted ? g->ypad1 + (double)b->depth * fh
+                            : g->ypad1 + (double)(g->l->max_depth - b->depth) * fh;
+  const char *name;
+  size_t len, cps;
+  uint32_t f = b->node ? ljp_tree_node_frame(g->t, b->node) : 0;
+  if (i == 0) {
+    name = "all";
+    len = cps = 3;
+  } else if (!(name = name_of(&g->nc, f, &len, &cps)))
+    return -1;
+  CK(frame_title(g, i, name, len));
+  rgb col = frame_color(g, i, f);
+  CK(xmlTextWriterStartElement(w, BAD_CAST "g"));
+  CK(attr(w, "class", "f"));
+  if (i == 0)
+    CK(attr(w, "id", "root"));
+  CK(xmlTextWriterStartElement(w, BAD_CAST "title"));
+  CK(write_string(w, g->title.p, g->title.len));
   CK(xmlTextWriterEndElement(w));
-
-  double ybottom = ypad1 + graph_h + ypad2 / 2 + fs / 2;
-  CK(ui_text(w, "details", "ui", XPAD, ybottom, NULL, " "));
-  CK(ui_text(w, "matched", "ui off", W - XPAD - SEARCH_W, ybottom, NULL, " "));
-
-  if (diff_rows) {
-    int top = d->top > 0 ? d->top : 5;
-    double y0 = ypad1 + graph_h + ypad2 + fs;
-    CK(xmlTextWriterStartElement(w, BAD_CAST "g"));
-    CK(attr(w, "id", "changes"));
-    CK(ui_text(w, NULL, "ui", XPAD, y0,
-               NULL, "Largest changes of self weight (% of the total after):"));
-    double colw = (W - 2 * XPAD) / 2;
-    /* Growth is sorted first, shrinkage last: take each from its end. */
-    for (int side = 0; side < 2; side++)
-      for (int row = 0; row < top; row++) {
-        size_t idx = side == 0 ? (size_t)row : nchanges - 1 - (size_t)row;
-        if ((size_t)row >= nchanges ||
-            (side == 0 ? changes[idx].delta <= 0 : changes[idx].delta >= 0))
-          break;
-        CK(change_row(w, &changes[idx], o, l->total, &label, &title,
-                      XPAD + side * colw, y0 + (row + 1) * fs * 1.5, colw,
-                      side == 0 ? "ui grew" : "ui shrank"));
-      }
+  CK(xmlTextWriterStartElement(w, BAD_CAST "rect"));
+  CK(attr_num(w, "x", x));
+  CK(attr_num(w, "y", y));
+  CK(attr_num(w, "width", wpx));
+  CK(attr_num(w, "height", fh - 1));
+  CK(rect_fill(w, col));
+  CK(xmlTextWriterEndElement(w));
+  CK(fit_label(&g->label, name, len, cps, wpx, g->o));
+  if (g->label.len) {
+    CK(xmlTextWriterStartElement(w, BAD_CAST "text"));
+    CK(attr_num(w, "x", x + 3));
+    CK(attr_num(w, "y", y + fh / 2 + 3));
+    CK(xmlTextWriterWriteString(w, BAD_CAST g->label.p));
     CK(xmlTextWriterEndElement(w));
   }
+  return xmlTextWriterEndElement(w);
+}
 
+/* The <g id="frames"> of every box, then the status lines below it. */
+static int write_frames(doc *g)
+{
+  xmlTextWriterPtr w = g->w;
+  CK(xmlTextWriterStartElement(w, BAD_CAST "g"));
+  CK(attr(w, "id", "frames"));
+  for (size_t i = 0; i < g->l->n; i++)
+    CK(write_frame(g, i));
+  CK(xmlTextWriterEndElement(w));
+  double ybottom = g->ypad1 + g->graph_h + g->ypad2 / 2 + g->fs / 2;
+  CK(ui_text(w, "details", "ui", XPAD, ybottom, NULL, " "));
+  return ui_text(w, "matched", "ui off", g->W - XPAD - SEARCH_W, ybottom, NULL,
+                 " ");
+}
+
+/* The largest-changes table of a differential graph. */
+static int write_changes(doc *g)
+{
+  xmlTextWriterPtr w = g->w;
+  int top = g->d->top > 0 ? g->d->top : 5;
+  double fs = g->fs, y0 = g->ypad1 + g->graph_h + g->ypad2 + fs;
+  CK(xmlTextWriterStartElement(w, BAD_CAST "g"));
+  CK(attr(w, "id", "changes"));
+  CK(ui_text(w, NULL, "ui", XPAD, y0,
+             NULL, "Largest changes of self weight (% of the total after):"));
+  double colw = (g->W - 2 * XPAD) / 2;
+  size_t n = g->nchanges;
+  /* Growth is sorted first, shrinkage last: take each from its end. */
+  for (int side = 0; side < 2; side++)
+    for (int row = 0; row < top; row++) {
+      size_t idx = side == 0 ? (size_t)row : n - 1 - (size_t)row;
+      if ((size_t)row >= n ||
+          (side == 0 ? g->changes[idx].delta <= 0 : g->changes[idx].delta >= 0))
+        break;
+      CK(change_row(w, &g->changes[idx], g->o, g->l->total, &g->label,
+                    &g->title, XPAD + side * colw, y0 + (row + 1) * fs * 1.5,
+                    colw, side == 0 ? "ui grew" : "ui shrank"));
+    }
+  return xmlTextWriterEndElement(w);
+}
+
+/* The script, and the end of the document. */
+static int write_footer(xmlTextWriterPtr w)
+{
   CK(xmlTextWriterStartElement(w, BAD_CAST "script"));
   CK(attr(w, "type", "text/ecmascript"));
   CK(xmlTextWriterWriteCDATA(w, BAD_CAST ljpsvg_script));
   CK(xmlTextWriterEndElement(w));
-
   CK(xmlTextWriterEndElement(w));
-  CK(xmlTextWriterEndDocument(w));
-  rc = 0;
-fail:
-  names_free(&nc);
-  if (differential)
-    diff_free(&ds);
-  free(changes);
-  sb_free(&label);
-  sb_free(&title);
+  return xmlTextWriterEndDocument(w);
+}
+
+static int write_document(doc *g)
+{
+  CK(write_header(g));
+  CK(write_background(g));
+  CK(write_controls(g));
+  if (g->legend)
+    CK(write_legend(g));
+  CK(write_frames(g));
+  if (g->diff_rows)
+    CK(write_changes(g));
+  return write_footer(g->w);
+}
+
+int svg_write(xmlTextWriterPtr w, const ljp_tree *t, const fg_layout *l,
+              const svg_opts *o, const svg_diff *d)
+{
+  doc g;
+  int rc = doc_init(&g, w, t, l, o, d) == 0 && write_document(&g) >= 0 ? 0 : -1;
+  doc_free(&g);
   return rc;
 }
