@@ -1,4 +1,7 @@
 /* input.c — one ljpsvg input into call trees.  See input.h. */
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE /* tee(2) */
+#endif
 #include "input.h"
 
 #include <errno.h>
@@ -6,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -107,6 +111,52 @@ static int feed_text(folded_reader *fr, int fd, const char *first,
   return rc;
 }
 
+#ifdef __linux__
+/* Copies up to n bytes from the head of the pipe fd into buf without
+ * consuming them (tee(2) into a pipe of our own), so that a profile read
+ * from a pipe can still be handed whole to the reader, which then streams
+ * it in pieces: memory stays flat however long the profile is.  Waits for
+ * at least 3 bytes (the magic) or the end of the input.  -1 when fd is not
+ * a pipe (or tee fails): the caller then consumes the bytes. */
+static ssize_t pipe_peek(int fd, char *buf, size_t n)
+{
+  int p[2];
+  if (pipe(p) != 0)
+    return -1;
+  ssize_t got = -1;
+  for (int tries = 0;; tries++) {
+    ssize_t t = tee(fd, p[1], n, 0);
+    if (t < 0 && errno == EINTR)
+      continue;
+    if (t < 0)
+      break;
+    /* t <= n bytes sit in our pipe: read them back. */
+    size_t k = 0;
+    while (k < (size_t)t) {
+      ssize_t r = read(p[0], buf + k, (size_t)t - k);
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r <= 0)
+        break;
+      k += (size_t)r;
+    }
+    if (k != (size_t)t) {
+      got = -1;
+      break;
+    }
+    got = t;
+    /* The same bytes come again until more arrive: wait a little. */
+    if (t == 0 || t >= 3 || tries >= 10000)
+      break;
+    struct timespec ms = {0, 1000000};
+    nanosleep(&ms, NULL);
+  }
+  close(p[0]);
+  close(p[1]);
+  return got;
+}
+#endif
+
 /* Reads fd to its end into memory (a pipe cannot be rewound after the
  * magic was seen). */
 static char *slurp(int fd, const char *first, size_t nfirst, size_t *len)
@@ -149,6 +199,21 @@ int input_read(const char *path, const input_opts *o, ljp_tree *after,
   /* Detect the type by content: profiles start with "ljs". */
   char head[4096];
   size_t nhead = 0;
+#ifdef __linux__
+  if (is_stdin && lseek(fd, 0, SEEK_CUR) < 0) {
+    ssize_t k = pipe_peek(fd, head, sizeof head);
+    if (k >= 0) {
+      /* Nothing was consumed: both readers take the pipe from its start. */
+      if (k >= 3 && memcmp(head, "ljs", 3) == 0)
+        return read_profile(path, fd, NULL, 0, o, after, res);
+      folded_reader fr;
+      folded_init(&fr, after, before, o->reverse);
+      int rc = feed_text(&fr, fd, NULL, 0, res);
+      folded_free(&fr);
+      return rc;
+    }
+  }
+#endif
   while (nhead < 3) {
     ssize_t n = read(fd, head + nhead, sizeof head - nhead);
     if (n < 0 && errno == EINTR)
