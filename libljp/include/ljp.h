@@ -653,19 +653,26 @@ LJP_API ljp_status ljp_tree_write_folded(const ljp_tree *t, int64_t min_weight,
                                          ljp_emit_fn emit, void *ctx);
 
 /* What a frame is beyond its name: the profile model's frame attributes.
- * The folder records them for every frame it interns from a stream; frames
- * interned by name alone (folded text, ljp_tree_intern) have kind
- * LJP_FRAME_NONE and zeros.  Strings live as long as the tree. */
+ * The folder records them for every frame it interns from a stream: the
+ * stream frame that creates a tree frame gives it its attributes (frames
+ * of one name from several definitions keep the first's).  Frames interned
+ * by name alone (folded text, ljp_tree_intern, the folder's memprof chunk
+ * and "line N" frames) have kind LJP_FRAME_NONE and zeros.  Strings live
+ * as long as the tree. */
 typedef struct ljp_frame_info {
-  ljp_frame_kind kind;     /* LUA, CFUNC, FFUNC, HOST, TRACE; NONE for VM
-                              pseudo frames and frames from text */
+  ljp_frame_kind kind;     /* LUA, CFUNC, FFUNC, HOST, TRACE; MARK for the
+                              stack builder's marks (address: the mark);
+                              NONE for VM pseudo frames and frames from
+                              text */
   const char *chunk;       /* Lua functions and traces: the chunk name
                               ("@a.lua") of the function; else NULL */
   size_t chunk_len;
   uint64_t def_line;       /* Lua: the function's first line; trace: the
                               trace's start line; else 0 */
   uint64_t line;           /* the current line, for trees whose frames are
-                              keyed by line (ljp_fold_options.lines); else 0 */
+                              keyed by line (ljp_fold_options.lines); else 0.
+                              Always the frame's key: ljp_tree_intern_line's
+                              line (ljp_tree_set_frame_info ignores it) */
   uint64_t address;        /* Lua: proto address; CFUNC/HOST: the symbol's
                               address (the PC when unresolved); FFUNC: the
                               ffid; TRACE: the trace number; VM: the state */
@@ -690,7 +697,9 @@ LJP_API ljp_status ljp_tree_set_frame_info(ljp_tree *t, uint32_t frame,
                                            const ljp_frame_info *in);
 /* Like ljp_tree_intern, but frames of the same (name, class) with different
  * lines are different frames (ljpdb's call paths keep the line a function
- * was at).  ljp_tree_intern(...) is ljp_tree_intern_line(..., 0). */
+ * was at).  ljp_tree_intern(...) is ljp_tree_intern_line(..., 0), and
+ * ljp_tree_find_frame finds line-0 frames only.  Siblings of one name and
+ * class are listed (ljp_tree_children) by line. */
 LJP_API uint32_t ljp_tree_intern_line(ljp_tree *t, const char *name,
                                       size_t len, ljp_class cls,
                                       uint64_t line);
@@ -766,10 +775,16 @@ LJP_API ljp_status ljp_folder_add(ljp_folder *f, const ljp_reader *r,
 typedef struct ljp_fold_sample {
   uint32_t leaf;           /* the node whose stack the weight went to; 0
                               when the event added nothing (symbols, a free
-                              under a weight that ignores frees) */
-  int64_t weight;          /* weight added at leaf (LIVE: the new block's
-                              size; the weight a free took back went to
-                              the freed block's own stack) */
+                              under a weight that ignores frees, a LIVE free
+                              of a block never seen allocated), or when the
+                              stack came out empty (reference view: the
+                              weight went to the root, weight is 1) */
+  int64_t weight;          /* weight added at leaf.  LIVE: an alloc or a
+                              realloc reports its new block's size (a
+                              realloc also took its old block back from
+                              that block's stack); a free reports the
+                              negative size it took back, at the freed
+                              block's stack */
   int vmstate;             /* samples: LJP_VMST_*; memory events: -1 */
   int has_time;            /* x1 samples: time_ns, coro and flags are set */
   uint64_t time_ns;
