@@ -371,12 +371,16 @@ START_TEST(memprof_reports)
                   0x200, 64);
     ljp_write_mem(w, LJP_MEM_FREE, LJP_SRC_INTERNAL, 0, 0, 0, 0x200, 64, 0, 0);
     ljp_write_mem(w, LJP_MEM_ALLOC, LJP_SRC_LFUNC, P_F, 6, 0, 0, 0, 0x300, 8);
+    /* a block from before the profile: nothing to take back */
+    ljp_write_mem(w, LJP_MEM_FREE, LJP_SRC_INTERNAL, 0, 0, 0, 0x999, 16, 0, 0);
     ljp_fold_options o;
     memset(&o, 0, sizeof(o));
     o.weight = ws[k];
     folded r;
     fold_checked(w, &o, NULL, &r);
-    ck_assert_uint_eq(r.n, 4);
+    ck_assert_uint_eq(r.n, 5);
+    ck_assert_uint_eq(r.rep[4].leaf, 0);
+    ck_assert_int_eq(r.rep[4].weight, 0);
     for (size_t i = 0; i < r.n; i++)
       ck_assert_int_eq(r.rep[i].vmstate, -1);
     ck_assert_str_eq(path_of(r.t, r.rep[0].leaf), "@a.lua;@a.lua:4;line 6");
@@ -394,6 +398,31 @@ START_TEST(memprof_reports)
     }
     ljp_tree_free(r.t);
   }
+}
+END_TEST
+
+/* The reference view gives ljp 2 trace samples no frame: the weight goes
+ * to the root, reported as leaf 0 with its weight. */
+START_TEST(reference_view_empty_stack)
+{
+  ljp_writer *w = sysprof_begin();
+  ljp_frame lua[] = {LF(P_MAIN, 0), LF(P_F, 4)};
+  uint64_t host[] = {A_MAIN, A_PCALL, A_VMPCALL};
+  sample(w, LJP_VMST_LFUNC, lua, 2, host, 3, 0x10);
+  ck_assert_int_eq(ljp_write_trace_sample(w, 1, P_F, 4), LJP_OK);
+  ck_assert_int_eq(ljp_write_trace_sample(w, 1, P_F, 4), LJP_OK);
+  ljp_fold_options o;
+  memset(&o, 0, sizeof(o));
+  o.view = LJP_VIEW_REFERENCE;
+  folded r;
+  fold_checked(w, &o, NULL, &r);
+  ck_assert_uint_eq(r.n, 3);
+  ck_assert_uint_ne(r.rep[0].leaf, 0);
+  ck_assert_uint_eq(r.rep[1].leaf, 0);
+  ck_assert_int_eq(r.rep[1].weight, 1);
+  ck_assert_uint_eq(r.rep[2].leaf, 0);
+  ck_assert_int_eq(ljp_tree_node_self(r.t, 0), 2);
+  ljp_tree_free(r.t);
 }
 END_TEST
 
@@ -728,6 +757,7 @@ int main(void)
   tcase_add_test(tc, x1_metadata_on_memo_hits);
   tcase_add_test(tc, x1_flags_change_the_stack);
   tcase_add_test(tc, memprof_reports);
+  tcase_add_test(tc, reference_view_empty_stack);
   tcase_add_test(tc, frame_info_from_stream);
   tcase_add_test(tc, frame_info_objects);
   tcase_add_test(tc, frame_info_function_names);
