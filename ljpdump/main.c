@@ -194,7 +194,7 @@ static int read_input(const char *path, ljp_reader *r, dump *d) {
   if (cli_stdout_closed())
     rc = 0;   /* the reader of --events stopped reading: a quiet end */
   if (d->oom) {
-    cli_error("%s: out of memory: the report misses events", cli_input_name(path));
+    cli_error_in(path, "out of memory: the report misses events");
     rc = CLI_EXIT_ERROR;
   }
   return rc;

@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,21 +21,6 @@
 #include "layout.h"
 #include "ljp.h"
 #include "svg.h"
-
-/* "ljpsvg: file: message" (file NULL: "ljpsvg: message"). */
-static void diag(const char *file, const char *fmt, ...) CLI_PRINTF(2, 3);
-static void diag(const char *file, const char *fmt, ...)
-{
-  char msg[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  if (file)
-    cli_error("%s: %s", cli_input_name(file), msg);
-  else
-    cli_error("%s", msg);
-}
 
 static void usage(void)
 {
@@ -352,7 +336,7 @@ static int write_output(const config *c, const ljp_tree *t,
   if (name) {
     o.fd = open(name, O_WRONLY | O_CREAT | O_TRUNC, 0666);
     if (o.fd < 0) {
-      diag(name, "%s", strerror(errno));
+      cli_error_in(name, "%s", strerror(errno));
       return -1;
     }
   }
@@ -364,7 +348,7 @@ static int write_output(const config *c, const ljp_tree *t,
       xmlOutputBufferClose(ob);
     if (name)
       close(o.fd);
-    diag(NULL, "out of memory");
+    cli_error("out of memory");
     return -1;
   }
   int rc = svg_write(w, t, l, &c->svg, d);
@@ -379,8 +363,8 @@ static int write_output(const config *c, const ljp_tree *t,
   if (rc != 0 && !name && o.err == EPIPE)
     return 0;
   if (rc != 0)
-    diag(name ? name : "stdout", "write failed: %s",
-         strerror(o.err ? o.err : EIO));
+    cli_error_in(name ? name : "stdout", "write failed: %s",
+                 strerror(o.err ? o.err : EIO));
   return rc;
 }
 
@@ -396,12 +380,12 @@ static int check_inputs(char **inputs, int nin)
     int fd = open(inputs[i], O_RDONLY);
     struct stat st;
     if (fd < 0) {
-      diag(inputs[i], "%s", strerror(errno));
+      cli_error_in(inputs[i], "%s", strerror(errno));
       bad = 1;
       continue;
     }
     if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-      diag(inputs[i], "%s", strerror(EISDIR));
+      cli_error_in(inputs[i], "%s", strerror(EISDIR));
       bad = 1;
     }
     close(fd);
@@ -421,18 +405,18 @@ typedef struct inputs_seen {
 static void input_notes(const char *path, const input_result *res)
 {
   if (res->ignored == 1)
-    diag(path, "line %llu (offset %llu): ignored, no count at its end",
-         (unsigned long long)res->first_ignored,
-         (unsigned long long)res->first_ignored_offset);
+    cli_error_in(path, "line %llu (offset %llu): ignored, no count at its end",
+                 (unsigned long long)res->first_ignored,
+                 (unsigned long long)res->first_ignored_offset);
   else if (res->ignored)
-    diag(path, "ignored %llu lines without a count at their end, "
-         "the first at line %llu (offset %llu)",
-         (unsigned long long)res->ignored,
-         (unsigned long long)res->first_ignored,
-         (unsigned long long)res->first_ignored_offset);
+    cli_error_in(path, "ignored %llu lines without a count at their end, "
+                 "the first at line %llu (offset %llu)",
+                 (unsigned long long)res->ignored,
+                 (unsigned long long)res->first_ignored,
+                 (unsigned long long)res->first_ignored_offset);
   if (res->rounded)
-    diag(path, "rounded %llu fractional counts",
-         (unsigned long long)res->rounded);
+    cli_error_in(path, "rounded %llu fractional counts",
+                 (unsigned long long)res->rounded);
 }
 
 /* Reads every input into after (with --diff, the first into before; else
@@ -447,7 +431,7 @@ static void read_inputs(const config *c, char **inputs, int nin,
     ljp_tree *into = c->diff && i == 0 ? before : after;
     ljp_tree *pair = c->diff ? NULL : before;
     if (input_read(inputs[i], &io, into, pair, &res) != 0) {
-      diag(inputs[i], "%s", res.message);
+      cli_error_in(inputs[i], "%s", res.message);
       seen->failed = 1;
     }
     if (res.kind != LJP_KIND_UNKNOWN)
@@ -509,15 +493,15 @@ static int64_t graph_total(const config *c, const ljp_tree *after,
     if (c->total >= (double)total)
       total = (int64_t)c->total;
     else if (c->total / (double)total > 0.02 || total == 0)
-      diag(NULL, "specified --total %.0f is less than actual total %lld, "
-           "so ignored", c->total, (long long)total);
+      cli_error("specified --total %.0f is less than actual total %lld, "
+                "so ignored", c->total, (long long)total);
   }
   *empty = total == 0;
   if (total == 0) {
     if (nin == 1)
-      diag(inputs[0], "no stack counts found");
+      cli_error_in(inputs[0], "no stack counts found");
     else
-      diag(NULL, "no stack counts found in %d inputs", nin);
+      cli_error("no stack counts found in %d inputs", nin);
   }
   return total;
 }
@@ -531,7 +515,7 @@ static int draw(const config *c, const ljp_tree *after,
   min_weight_of(c->minwidth, c->svg.width, total, &min_weight);
   fg_layout l;
   if (fg_layout_build(after, total, min_weight, c->maxframes, &l) != 0) {
-    diag(NULL, "out of memory");
+    cli_error("out of memory");
     return 1;
   }
   svg_diff d = {NULL, 1.0, 5};
@@ -553,12 +537,12 @@ static int run(config *c, char **inputs, int nin)
   int status = 1;
   inputs_seen seen = {0, 0, 0, 0};
   if (!after || !before) {
-    diag(NULL, "out of memory");
+    cli_error("out of memory");
     goto done;
   }
   read_inputs(c, inputs, nin, after, before, &seen);
   if (c->in.reverse && reverse_trees(&after, &before) != 0) {
-    diag(NULL, "out of memory");
+    cli_error("out of memory");
     goto done;
   }
   int differential = c->diff || seen.differential > 0;

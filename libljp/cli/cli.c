@@ -23,14 +23,29 @@ void cli_init(const char *prog) {
 
 const char *cli_prog(void) { return prog_name; }
 
-void cli_error(const char *fmt, ...) {
-  va_list ap;
+/* "prog: [file: ]message\n", after what stdout holds so far (the two
+ * streams may be one terminal or one file). */
+static void verror(const char *file, const char *fmt, va_list ap) {
   fflush(stdout);
   fprintf(stderr, "%s: ", prog_name);
-  va_start(ap, fmt);
+  if (file)
+    fprintf(stderr, "%s: ", cli_input_name(file));
   vfprintf(stderr, fmt, ap);
-  va_end(ap);
   fputc('\n', stderr);
+}
+
+void cli_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  verror(NULL, fmt, ap);
+  va_end(ap);
+}
+
+void cli_error_in(const char *file, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  verror(file, fmt, ap);
+  va_end(ap);
 }
 
 int cli_usage_error(const char *fmt, ...) {
@@ -71,11 +86,11 @@ ljp_reader *cli_open_reader(const char *path, ljp_flavor flavor) {
   int fd = strcmp(path, "-") == 0 ? 0 : -1;
   ljp_status st = cli_reader_open(&r, path, fd, NULL, 0, flavor, cli_limits());
   if (!r) {
-    cli_error("%s: out of memory", cli_input_name(path));
+    cli_error_in(path, "out of memory");
     return NULL;
   }
   if (st != LJP_OK) {
-    cli_error("%s: %s", cli_input_name(path), ljp_reader_error(r));
+    cli_error_in(path, "%s", ljp_reader_error(r));
     ljp_reader_free(r);
     return NULL;
   }
@@ -101,10 +116,10 @@ static const char *truncation_meaning(const ljp_reader *r) {
 }
 
 void cli_reader_error(const char *path, const ljp_reader *r) {
-  cli_error("%s: %s", cli_input_name(path), ljp_reader_error(r));
+  cli_error_in(path, "%s", ljp_reader_error(r));
   if (ljp_reader_status(r) == LJP_E_TRUNCATED)
-    cli_error("%s: %s Everything before it is shown.",
-              cli_input_name(path), truncation_meaning(r));
+    cli_error_in(path, "%s Everything before it is shown.",
+                 truncation_meaning(r));
 }
 
 int cli_drain(const char *path, ljp_reader *r, cli_event_fn fn, void *ctx) {

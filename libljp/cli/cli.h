@@ -31,6 +31,9 @@ const char *cli_prog(void);
 
 /* "prog: message" on stderr. */
 void cli_error(const char *fmt, ...) CLI_PRINTF(1, 2);
+/* "prog: file: message" on stderr, the file named as cli_input_name()
+ * names it; file NULL: "prog: message". */
+void cli_error_in(const char *file, const char *fmt, ...) CLI_PRINTF(2, 3);
 /* "prog: message" + "Try 'prog --help' for more information.", returns 2. */
 int cli_usage_error(const char *fmt, ...) CLI_PRINTF(1, 2);
 /* Prints "prog (ljp) VERSION". */
