@@ -98,6 +98,22 @@ static inline const uint8_t *fast_small(const uint8_t *p, const uint8_t *end,
   return fast_any(p, end, v);
 }
 
+/* reader_proto that also remembers addresses without a prototype (a
+ * memprof site in a function the table does not know repeats as often as
+ * any other): the entry is the reader's own cache slot, which every
+ * definition changing what an address resolves to invalidates (pc_gen),
+ * misses included. */
+static inline const ljp_symbol *ljm_proto(ljp_reader *r, uint64_t addr) {
+  const ljp_symbol *s = reader_proto(r, addr);
+  if (!s) {
+    size_t i = (size_t)(ljp_hash64(addr) & (PROTO_CACHE_SIZE - 1));
+    r->pc_addr[i] = addr;
+    r->pc_sym[i] = NULL;
+    r->pc_stamp[i] = r->pc_gen;
+  }
+  return s;
+}
+
 /* Decodes one allocation event at c->p (ljm 2 or 3, LJM_FAST_ROOM bytes
  * readable); 0 when it is not one this path takes. */
 static inline int ljm_fast(ljp_reader *r, cursor *c) {
@@ -109,16 +125,33 @@ static inline int ljm_fast(ljp_reader *r, cursor *c) {
     return 0;
   p++;
   ljp_mem_event *m = &r->ev.u.mem;
-  uint64_t a = 0, b = 0, mcode = 0;
+  ljp_frame *f = &m->loc;
+  uint64_t a = 0, mcode = 0;
   int has_mcode = 0;
+  /* One branch on the source, which varies from event to event: each case
+   * reads its location and resolves it (against the table as it stands
+   * now, T10).  Resolving before the blocks are read is harmless when they
+   * then fail: the decoder below resolves the same way, and the reader
+   * takes back aliases numbered by a record that fails. */
   switch (src) {
-  case LJP_SRC_LFUNC:
-    if (!(p = fast_addr(p, end, &a)) || !(p = fast_small(p, end, &b)))
+  case LJP_SRC_LFUNC: {
+    uint64_t line;
+    if (!(p = fast_addr(p, end, &a)) || !(p = fast_small(p, end, &line)))
       return 0;
+    f->kind = LJP_FRAME_LUA;
+    f->line = line;
+    f->sym = ljm_proto(r, a);
+    f->proto = f->sym ? NULL : ljp__reader_cfloor(r, a);
+    f->mcode = 0;
     break;
+  }
   case LJP_SRC_CFUNC:
     if (!(p = fast_addr(p, end, &a)))
       return 0;
+    f->kind = LJP_FRAME_CFUNC;
+    f->line = f->mcode = 0;
+    f->sym = ljp__reader_cfloor(r, a);
+    f->proto = NULL;
     break;
   case LJP_SRC_TRACE:
     if (!(p = fast_small(p, end, &a)))
@@ -128,10 +161,16 @@ static inline int ljm_fast(ljp_reader *r, cursor *c) {
         return 0;
       has_mcode = 1;
     }
+    ljp__reader_trace_frame(r, f, a, 0, 0);
+    f->mcode = mcode;
     break;
   default:
+    f->kind = LJP_FRAME_NONE;
+    f->line = f->mcode = 0;
+    f->sym = f->proto = NULL;
     break;
   }
+  f->value = a;
   /* Every event has one block (FREE: the old one, ALLOC: the new one),
    * REALLOC two; which is which is chosen by masks: ALLOC and FREE are
    * equally common and a branch between them would mispredict. */
@@ -143,42 +182,14 @@ static inline int ljm_fast(ljp_reader *r, cursor *c) {
     return 0;
   c->p = p;
   uint64_t is_alloc = 0 - (uint64_t)(ev == LJP_MEM_ALLOC);
-  uint64_t oa = xa & ~is_alloc, os = xs & ~is_alloc;
-  uint64_t na = (xa & is_alloc) | (ya & ~is_alloc);
-  uint64_t ns = (xs & is_alloc) | (ys & ~is_alloc);
   m->kind = (ljp_mem_kind)ev;
   m->source = (ljp_source)src;
   m->mcode = mcode;
   m->has_mcode = has_mcode;
-  m->old_addr = oa;
-  m->old_size = os;
-  m->new_addr = na;
-  m->new_size = ns;
-  ljp_frame *f = &m->loc;
-  f->value = a;
-  f->line = 0;
-  f->mcode = 0;
-  f->sym = f->proto = NULL;
-  switch (src) {
-  case LJP_SRC_LFUNC:
-    f->kind = LJP_FRAME_LUA;
-    f->line = b;
-    f->sym = reader_proto(r, a);
-    if (!f->sym)
-      f->proto = ljp__reader_cfloor(r, a);
-    break;
-  case LJP_SRC_CFUNC:
-    f->kind = LJP_FRAME_CFUNC;
-    f->sym = ljp__reader_cfloor(r, a);
-    break;
-  case LJP_SRC_TRACE:
-    ljp__reader_trace_frame(r, f, a, 0, 0);
-    f->mcode = mcode;
-    break;
-  default:
-    f->kind = LJP_FRAME_NONE;
-    break;
-  }
+  m->old_addr = xa & ~is_alloc;
+  m->old_size = xs & ~is_alloc;
+  m->new_addr = (xa & is_alloc) | (ya & ~is_alloc);
+  m->new_size = (xs & is_alloc) | (ys & ~is_alloc);
   r->ev.type = LJP_EV_MEMORY;
   r->cnt.mem_events++;
   r->cnt.mem_kind[ev]++;
