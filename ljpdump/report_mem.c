@@ -57,13 +57,72 @@ static int grow(void *arr, size_t *cap, size_t need, size_t esz)
   return 0;
 }
 
+#define NONE32 UINT32_MAX
+
+/* An index of dense ids 0, 1, ... by hash, for tables whose entries live in
+ * an array of their own: open addressing, a slot holds id + 1 (0 = empty),
+ * at most half the slots used.  The owner compares the keys. */
+struct ididx {
+  uint32_t *slots;
+  size_t nslots;          /* 0 or a power of two */
+};
+
+/* The ids filed under hash h, in probe order: idx_first(), then idx_next()
+ * until NONE32.  *j is the walk's position. */
+static uint32_t idx_first(const struct ididx *x, uint64_t h, size_t *j)
+{
+  if (!x->nslots)
+    return NONE32;
+  *j = h & (x->nslots - 1);
+  return x->slots[*j] ? x->slots[*j] - 1 : NONE32;
+}
+
+static uint32_t idx_next(const struct ididx *x, size_t *j)
+{
+  *j = (*j + 1) & (x->nslots - 1);
+  return x->slots[*j] ? x->slots[*j] - 1 : NONE32;
+}
+
+static void idx_put(uint32_t *slots, size_t nslots, uint64_t h, uint32_t id)
+{
+  size_t j = h & (nslots - 1);
+  while (slots[j])
+    j = (j + 1) & (nslots - 1);
+  slots[j] = id + 1;
+}
+
+/* Makes room for one id more than the n filed (ids 0..n-1, whose hashes
+ * hash(ctx, id) gives); -1 when out of memory. */
+static int idx_reserve(struct ididx *x, size_t n,
+                       uint64_t (*hash)(const void *, uint32_t),
+                       const void *ctx)
+{
+  if ((n + 1) * 2 <= x->nslots)
+    return 0;
+  size_t ns = x->nslots ? x->nslots * 2 : 64;
+  uint32_t *s = calloc(ns, sizeof *s);
+  if (!s)
+    return -1;
+  for (size_t i = 0; i < n; i++)
+    idx_put(s, ns, hash(ctx, (uint32_t)i), (uint32_t)i);
+  free(x->slots);
+  x->slots = s;
+  x->nslots = ns;
+  return 0;
+}
+
+/* Files id under h (after idx_reserve). */
+static void idx_add(struct ididx *x, uint64_t h, uint32_t id)
+{
+  idx_put(x->slots, x->nslots, h, id);
+}
+
 struct rep_strpool {
   char *bytes;            /* all strings, each followed by a NUL */
   size_t nbytes, capbytes;
   struct { size_t off, len; uint64_t hash; } *ent;
   size_t nent, capent;
-  uint32_t *slots;        /* open addressing: id + 1, 0 = empty */
-  size_t nslots;          /* power of two */
+  struct ididx idx;
 };
 
 rep_strpool *rep_strpool_new(void)
@@ -77,44 +136,27 @@ void rep_strpool_free(rep_strpool *p)
     return;
   free(p->bytes);
   free(p->ent);
-  free(p->slots);
+  free(p->idx.slots);
   free(p);
 }
 
-static int strpool_rehash(rep_strpool *p)
+static uint64_t strpool_hash(const void *ctx, uint32_t id)
 {
-  size_t n = p->nslots ? p->nslots * 2 : 64;
-  uint32_t *s = calloc(n, sizeof *s);
-  if (!s)
-    return -1;
-  for (size_t i = 0; i < p->nent; i++) {
-    size_t j = p->ent[i].hash & (n - 1);
-    while (s[j])
-      j = (j + 1) & (n - 1);
-    s[j] = (uint32_t)i + 1;
-  }
-  free(p->slots);
-  p->slots = s;
-  p->nslots = n;
-  return 0;
+  return ((const rep_strpool *)ctx)->ent[id].hash;
 }
 
 uint32_t rep_strpool_intern(rep_strpool *p, const char *s, size_t len)
 {
   uint64_t h = ljp_hash_bytes(s, len);
-  if (p->nslots) {
-    size_t j = h & (p->nslots - 1);
-    while (p->slots[j]) {
-      uint32_t id = p->slots[j] - 1;
-      if (p->ent[id].hash == h && p->ent[id].len == len &&
-          memcmp(p->bytes + p->ent[id].off, s, len) == 0)
-        return id;
-      j = (j + 1) & (p->nslots - 1);
-    }
-  }
+  size_t j;
+  for (uint32_t id = idx_first(&p->idx, h, &j); id != NONE32;
+       id = idx_next(&p->idx, &j))
+    if (p->ent[id].hash == h && p->ent[id].len == len &&
+        memcmp(p->bytes + p->ent[id].off, s, len) == 0)
+      return id;
   if (p->nent >= UINT32_MAX - 1)
     return UINT32_MAX;
-  if ((p->nent + 1) * 2 > p->nslots && strpool_rehash(p) != 0)
+  if (idx_reserve(&p->idx, p->nent, strpool_hash, p) != 0)
     return UINT32_MAX;
   if (len > SIZE_MAX - 1 - p->nbytes ||
       grow(&p->bytes, &p->capbytes, p->nbytes + len + 1, 1) != 0 ||
@@ -128,10 +170,7 @@ uint32_t rep_strpool_intern(rep_strpool *p, const char *s, size_t len)
   p->ent[id].len = len;
   p->ent[id].hash = h;
   p->nbytes += len + 1;
-  size_t j = h & (p->nslots - 1);
-  while (p->slots[j])
-    j = (j + 1) & (p->nslots - 1);
-  p->slots[j] = id + 1;
+  idx_add(&p->idx, h, id);
   return id;
 }
 
@@ -212,7 +251,6 @@ int rep_sort_u32(uint32_t *a, size_t n,
 /* ------------------------------------------------------------------------ */
 
 enum { SEC_ALLOC = 0, SEC_REALLOC = 1, SEC_FREE = 2, SEC__N = 3 };
-#define NONE32 UINT32_MAX
 
 /* A location: the reference's aggregation id "f<addr>l<line>t<traceno>g<gen>". */
 struct loc {
@@ -259,12 +297,12 @@ struct memreport {
   uint32_t internal_name;
 
   struct loc *locs; size_t nlocs, caplocs;
-  uint32_t *locslots; size_t nlocslots;
+  struct ididx locidx;
 
   struct row *rows; size_t nrows, caprows;
 
   struct prim *prims; size_t nprims, capprims;
-  uint32_t *primslots; size_t nprimslots;
+  struct ididx primidx;
 
   struct chunk *heap; size_t nheap, nheapslots; /* addr 0 kept aside */
   unsigned char *heapused;
@@ -313,10 +351,10 @@ void memreport_free(memreport *m)
   rep_strpool_free(m->names);
   free(m->nb.buf);
   free(m->locs);
-  free(m->locslots);
+  free(m->locidx.slots);
   free(m->rows);
   free(m->prims);
-  free(m->primslots);
+  free(m->primidx.slots);
   free(m->heap);
   free(m->heapused);
   free(m->defs);
@@ -413,41 +451,26 @@ static uint64_t loc_hash(uint64_t a, uint64_t l, uint64_t t, uint64_t g)
   return ljp_hash64(ljp_hash64(ljp_hash64(ljp_hash64(a) ^ l) ^ t) ^ g);
 }
 
-static int loc_rehash(memreport *m)
+static uint64_t loc_hash_of(const void *ctx, uint32_t id)
 {
-  size_t n = m->nlocslots ? m->nlocslots * 2 : 256;
-  uint32_t *s = calloc(n, sizeof *s);
-  if (!s)
-    return -1;
-  for (size_t i = 0; i < m->nlocs; i++) {
-    size_t j = m->locs[i].hash & (n - 1);
-    while (s[j])
-      j = (j + 1) & (n - 1);
-    s[j] = (uint32_t)i + 1;
-  }
-  free(m->locslots);
-  m->locslots = s;
-  m->nlocslots = n;
-  return 0;
+  return ((const memreport *)ctx)->locs[id].hash;
 }
 
 static uint32_t loc_get(memreport *m, uint64_t a, uint64_t l, uint64_t t,
                         uint64_t g)
 {
   uint64_t h = loc_hash(a, l, t, g);
-  if (m->nlocslots) {
-    size_t j = h & (m->nlocslots - 1);
-    while (m->locslots[j]) {
-      struct loc *c = &m->locs[m->locslots[j] - 1];
-      if (c->hash == h && c->addr == a && c->line == l && c->traceno == t &&
-          c->gen == g)
-        return m->locslots[j] - 1;
-      j = (j + 1) & (m->nlocslots - 1);
-    }
+  size_t j;
+  for (uint32_t id = idx_first(&m->locidx, h, &j); id != NONE32;
+       id = idx_next(&m->locidx, &j)) {
+    const struct loc *c = &m->locs[id];
+    if (c->hash == h && c->addr == a && c->line == l && c->traceno == t &&
+        c->gen == g)
+      return id;
   }
   if (m->nlocs >= NONE32 - 1)
     return NONE32;
-  if ((m->nlocs + 1) * 2 > m->nlocslots && loc_rehash(m) != 0)
+  if (idx_reserve(&m->locidx, m->nlocs, loc_hash_of, m) != 0)
     return NONE32;
   if (grow(&m->locs, &m->caplocs, m->nlocs + 1, sizeof *m->locs) != 0)
     return NONE32;
@@ -461,10 +484,7 @@ static uint32_t loc_get(memreport *m, uint64_t a, uint64_t l, uint64_t t,
   c->hash = h;
   for (int s = 0; s < SEC__N; s++)
     c->row[s] = NONE32;
-  size_t j = h & (m->nlocslots - 1);
-  while (m->locslots[j])
-    j = (j + 1) & (m->nlocslots - 1);
-  m->locslots[j] = id + 1;
+  idx_add(&m->locidx, h, id);
   return id;
 }
 
@@ -550,22 +570,10 @@ static uint64_t prim_hash(uint32_t row, uint32_t loc)
   return ljp_hash64(((uint64_t)row << 32) | loc);
 }
 
-static int prim_rehash(memreport *m)
+static uint64_t prim_hash_of(const void *ctx, uint32_t id)
 {
-  size_t n = m->nprimslots ? m->nprimslots * 2 : 256;
-  uint32_t *s = calloc(n, sizeof *s);
-  if (!s)
-    return -1;
-  for (size_t i = 0; i < m->nprims; i++) {
-    size_t j = prim_hash(m->prims[i].row, m->prims[i].loc) & (n - 1);
-    while (s[j])
-      j = (j + 1) & (n - 1);
-    s[j] = (uint32_t)i + 1;
-  }
-  free(m->primslots);
-  m->primslots = s;
-  m->nprimslots = n;
-  return 0;
+  const struct prim *p = &((const memreport *)ctx)->prims[id];
+  return prim_hash(p->row, p->loc);
 }
 
 /* The reference's link_to_previous(): the row took over a chunk. */
@@ -574,21 +582,15 @@ static ljp_status link_chunk(memreport *m, uint32_t rowid,
 {
   uint64_t h = prim_hash(rowid, ch->loc);
   struct prim *p = NULL;
-  if (m->nprimslots) {
-    size_t j = h & (m->nprimslots - 1);
-    while (m->primslots[j]) {
-      struct prim *q = &m->prims[m->primslots[j] - 1];
-      if (q->row == rowid && q->loc == ch->loc) {
-        p = q;
-        break;
-      }
-      j = (j + 1) & (m->nprimslots - 1);
-    }
-  }
+  size_t j;
+  for (uint32_t id = idx_first(&m->primidx, h, &j); id != NONE32 && !p;
+       id = idx_next(&m->primidx, &j))
+    if (m->prims[id].row == rowid && m->prims[id].loc == ch->loc)
+      p = &m->prims[id];
   if (!p) {
     if (m->nprims >= NONE32 - 1)
       return LJP_E_NOMEM;
-    if ((m->nprims + 1) * 2 > m->nprimslots && prim_rehash(m) != 0)
+    if (idx_reserve(&m->primidx, m->nprims, prim_hash_of, m) != 0)
       return LJP_E_NOMEM;
     if (grow(&m->prims, &m->capprims, m->nprims + 1, sizeof *m->prims) != 0)
       return LJP_E_NOMEM;
@@ -601,10 +603,7 @@ static ljp_status link_chunk(memreport *m, uint32_t rowid,
     p->next = m->rows[rowid].prim;
     m->rows[rowid].prim = id;
     m->rows[rowid].nprim++;
-    size_t j = h & (m->nprimslots - 1);
-    while (m->primslots[j])
-      j = (j + 1) & (m->nprimslots - 1);
-    m->primslots[j] = id + 1;
+    idx_add(&m->primidx, h, id);
   }
   p->allocated += nsize;
   p->freed += ch->size;
