@@ -968,8 +968,11 @@ typedef struct ljp_pprof_options {
 
 /* Writes the profile.proto message as Go's runtime/pprof does: gzip
  * (header mtime 0) of the serialized Profile; sample location ids leaf
- * first; one function and one location per distinct frame; no mappings
- * (the streams name C symbols but not the objects they live in).  The
+ * first; one function and one location per distinct frame.  Host frames
+ * whose tree carries their object (ljp_frame_info.object: x1 streams name
+ * objects) get a mapping per object (file, range, file offset, build-id,
+ * has_functions) and a location with the frame's address in it; Tarantool's
+ * streams name no objects, so their profiles have no mappings.  The
  * bytes go to sink in pieces.  LJP_E_ARG for bad options, LJP_E_NOMEM,
  * LJP_E_IO when sink fails. */
 LJP_API ljp_status ljp_pprof_write(const ljp_pprof_options *o, ljp_sink_fn sink,

@@ -5,6 +5,9 @@
  *
  * Every distinct frame becomes one function and one location (ids equal);
  * a sample is a stack, leaf first, with one value per tree and its labels.
+ * Host frames whose object the stream names (x1) point their location at a
+ * mapping of that object (file, range, build-id) with the frame's address,
+ * so viewers group host code by object and symbolizers find the file.
  * Stacks that only differ in labels (the VM state moved from a leaf frame
  * into a label) stay separate samples, which is how pprof keeps labels.
  */
@@ -18,19 +21,30 @@
 
 /* profile.proto field numbers. */
 enum {
-  P_SAMPLE_TYPE = 1, P_SAMPLE = 2, P_LOCATION = 4, P_FUNCTION = 5,
+  P_SAMPLE_TYPE = 1, P_SAMPLE = 2, P_MAPPING = 3, P_LOCATION = 4,
+  P_FUNCTION = 5,
   P_STRING_TABLE = 6, P_DURATION = 10, P_PERIOD_TYPE = 11, P_PERIOD = 12,
   VT_TYPE = 1, VT_UNIT = 2,
   S_LOCATION = 1, S_VALUE = 2, S_LABEL = 3,
   L_KEY = 1, L_STR = 2, L_NUM = 3,
-  LOC_ID = 1, LOC_LINE = 4, LINE_FUNCTION = 1, LINE_LINE = 2,
+  LOC_ID = 1, LOC_MAPPING = 2, LOC_ADDRESS = 3, LOC_LINE = 4,
+  LINE_FUNCTION = 1, LINE_LINE = 2,
+  M_ID = 1, M_START = 2, M_LIMIT = 3, M_OFFSET = 4, M_FILENAME = 5,
+  M_BUILD_ID = 6, M_HAS_FUNCTIONS = 7,
   F_ID = 1, F_NAME = 2, F_SYSTEM_NAME = 3, F_FILENAME = 4, F_START_LINE = 5
 };
 
 typedef struct pfunc {
   uint32_t name, file;     /* string table indexes */
   int64_t line;
+  uint32_t mapping;        /* mapping id, 0: none */
+  uint64_t address;        /* with a mapping: the frame's address */
 } pfunc;
+
+typedef struct pmap {
+  uint64_t start, size, offset;
+  uint32_t file, build_id; /* string table indexes */
+} pmap;
 
 typedef struct pprof_build {
   const ljp_pprof_options *o;
@@ -38,6 +52,8 @@ typedef struct pprof_build {
   ljp_xtab fkeys;          /* (frame name, class) -> function index */
   pfunc *funcs;
   size_t nfuncs, capfuncs;
+  pmap *maps;              /* a process maps tens of objects: a list */
+  size_t nmaps, capmaps;
   ljp_xkeys samples;       /* [vmstate str, trace+1, locations leaf first] */
   int64_t *values;         /* samples x ntypes */
   size_t capvalues;
@@ -55,6 +71,32 @@ static uint32_t str(pprof_build *b, const char *s, size_t len) {
 
 static uint32_t cstr(pprof_build *b, const char *s) {
   return str(b, s, strlen(s));
+}
+
+/* The mapping id (1-based) of a frame's object; 0 when it has none,
+ * UINT32_MAX on OOM. */
+static uint32_t mapping_of(pprof_build *b, const ljp_frame_info *fi) {
+  if (!fi->object || !fi->object_size)
+    return 0;
+  uint32_t file = str(b, fi->object, fi->object_len);
+  uint32_t id = fi->build_id ? str(b, fi->build_id, fi->build_id_len) : 0;
+  if (file == UINT32_MAX || id == UINT32_MAX)
+    return UINT32_MAX;
+  for (size_t i = 0; i < b->nmaps; i++)
+    if (b->maps[i].start == fi->object_start &&
+        b->maps[i].size == fi->object_size && b->maps[i].file == file)
+      return (uint32_t)i + 1;
+  if (b->nmaps == b->capmaps) {
+    size_t nc = b->capmaps ? b->capmaps * 2 : 16;
+    pmap *nm = realloc(b->maps, nc * sizeof(*nm));
+    if (!nm)
+      return UINT32_MAX;
+    b->maps = nm;
+    b->capmaps = nc;
+  }
+  pmap m = {fi->object_start, fi->object_size, fi->object_offset, file, id};
+  b->maps[b->nmaps++] = m;
+  return (uint32_t)b->nmaps;
 }
 
 /* The function id (1-based) of frame fr of tree t, or 0 on OOM. */
@@ -77,12 +119,19 @@ static uint64_t func_of(pprof_build *b, const ljp_tree *t, uint32_t fr) {
   }
   const char *file;
   size_t flen;
-  pfunc f = {0, 0, 0};
+  pfunc f = {0, 0, 0, 0, 0};
+  ljp_frame_info fi;
   f.name = str(b, name, len);
   if (ljp_export_source(name, len, cls, &file, &flen, &f.line))
     f.file = str(b, file, flen);
   if (f.name == UINT32_MAX || f.file == UINT32_MAX)
     return 0;
+  if (ljp_tree_frame_info(t, fr, &fi) == LJP_OK &&
+      (fi.kind == LJP_FRAME_HOST || fi.kind == LJP_FRAME_CFUNC)) {
+    if ((f.mapping = mapping_of(b, &fi)) == UINT32_MAX)
+      return 0;
+    f.address = f.mapping ? fi.address : 0;
+  }
   b->funcs[b->nfuncs++] = f;
   return (uint64_t)idx + 1;
 }
@@ -217,6 +266,24 @@ static void write_samples(pprof_build *b, ljp_pb *out, ljp_pb *sub,
   }
 }
 
+/* Mappings say the functions are known (has_functions), so pprof does not
+ * try to symbolize the addresses again. */
+static void write_mappings(pprof_build *b, ljp_pb *out, ljp_pb *sub) {
+  for (size_t i = 0; i < b->nmaps; i++) {
+    const pmap *m = &b->maps[i];
+    ljp_pb_reset(sub);
+    ljp_pb_uint(sub, M_ID, i + 1);
+    ljp_pb_uint(sub, M_START, m->start);
+    ljp_pb_uint(sub, M_LIMIT, m->start + m->size);
+    ljp_pb_uint(sub, M_OFFSET, m->offset);
+    ljp_pb_uint(sub, M_FILENAME, m->file);
+    if (m->build_id)
+      ljp_pb_uint(sub, M_BUILD_ID, m->build_id);
+    ljp_pb_uint(sub, M_HAS_FUNCTIONS, 1);
+    ljp_pb_message(out, P_MAPPING, sub);
+  }
+}
+
 static void write_functions(pprof_build *b, ljp_pb *out, ljp_pb *sub,
                             ljp_pb *line) {
   for (size_t i = 0; i < b->nfuncs; i++) {
@@ -227,6 +294,10 @@ static void write_functions(pprof_build *b, ljp_pb *out, ljp_pb *sub,
       ljp_pb_int(line, LINE_LINE, f->line);
     ljp_pb_reset(sub);
     ljp_pb_uint(sub, LOC_ID, i + 1);
+    if (f->mapping) {
+      ljp_pb_uint(sub, LOC_MAPPING, f->mapping);
+      ljp_pb_uint(sub, LOC_ADDRESS, f->address);
+    }
     ljp_pb_message(sub, LOC_LINE, line);
     ljp_pb_message(out, P_LOCATION, sub);
   }
@@ -268,6 +339,7 @@ static ljp_status serialize(pprof_build *b, ljp_pb *out) {
   for (size_t k = 0; k < o->ntypes; k++)
     value_type(out, &sub, P_SAMPLE_TYPE, types[k], units[k]);
   write_samples(b, out, &sub, &lab);
+  write_mappings(b, out, &sub);
   write_functions(b, out, &sub, &lab);
   for (size_t i = 0; i < b->str.count; i++)
     ljp_pb_bytes(out, P_STRING_TABLE, b->str.items[i].text,
@@ -381,6 +453,7 @@ LJP_API ljp_status ljp_pprof_write(const ljp_pprof_options *o,
   ljp_xtab_free(&b.fkeys);
   ljp_xkeys_free(&b.samples);
   free(b.funcs);
+  free(b.maps);
   free(b.values);
   free(b.path);
   free(b.key);

@@ -71,6 +71,17 @@ if [ -n "$RUN" ]; then
     echo "FAIL: wall-clock capture: $wall ns for $samples samples"
     fail=1
   fi
+  # x1 names the objects of host addresses: they become mappings (file,
+  # range, build-id), and host locations point at them.
+  go tool pprof -raw "$OUT/wall.pb.gz" > "$OUT/wall.raw" 2>/dev/null
+  maps=$(sed -n '/^Mappings/,$p' "$OUT/wall.raw" | grep -c '^ *[0-9][0-9]*: 0x' || true)
+  libc=$(sed -n '/^Mappings/,$p' "$OUT/wall.raw" | grep -c 'libc\.so\.6 [0-9a-f]\{40\}' || true)
+  inmap=$(grep -c '^ *[0-9][0-9]*: 0x[0-9a-f]* M=[1-9]' "$OUT/wall.raw" || true)
+  if [ "$maps" -lt 2 ] || [ "$libc" -ne 1 ] || [ "$inmap" -lt 1 ]; then
+    echo "FAIL: wall-clock capture: $maps mappings, libc with build-id $libc, $inmap mapped locations"
+    sed -n '/^Mappings/,$p' "$OUT/wall.raw"
+    fail=1
+  fi
 fi
 [ $fail -eq 0 ] && echo "pprof export: $n captures read by go tool pprof"
 exit $fail
