@@ -437,12 +437,16 @@ START_TEST(trace_redefinitions_are_rows) {
 END_TEST
 
 /* The sysprof tables are libljp's profile model written out: call_paths
- * rows are the nodes of the call tree ljp_folder builds with lines, and
- * symbols rows its frames by (kind, name).  sp_c_loadmid_jiton_1ms loads
+ * rows are the nodes of the call tree ljp_folder builds with lines (ids
+ * included), and symbols rows its frames by (kind, name).  sp_c_loadmid_jiton_1ms loads
  * the same chunks again mid-stream, so one name stands for two protos:
  * they are one row (and one path) as they are one frame in every folded
  * output, while the traces table keeps every definition. */
-static uint32_t model_nodes(const char *path) {
+/* Checks the call_paths rows of profile id against the tree ljp_folder
+ * builds from path with lines: row k of the profile (in id order) is node
+ * k, with the node's parent, depth, line and frame name. */
+static void assert_model_paths(sqlite3 *db, long long id, const char *path,
+                               const char *what) {
   ljp_reader *r = ljp_reader_new();
   ljp_tree *t = ljp_tree_new();
   ljp_fold_options o;
@@ -455,11 +459,40 @@ static uint32_t model_nodes(const char *path) {
   ck_assert_int_eq(ljp_reader_open_path(r, path), LJP_OK);
   while (ljp_reader_next(r, &ev) == LJP_OK)
     ck_assert_int_eq(ljp_folder_add(f, r, ev), LJP_OK);
-  uint32_t n = ljp_tree_node_count(t) - 1;
+  long long base = q_int(db, "SELECT min(id) - 1 FROM call_paths WHERE "
+                             "profile_id = %lld", id);
+  sqlite3_stmt *st;
+  ck_assert_int_eq(sqlite3_prepare_v2(db,
+      "SELECT c.id, c.parent_id, c.depth, c.line, y.name FROM call_paths c "
+      "JOIN symbols y ON y.id = c.symbol_id WHERE c.profile_id = ?1 "
+      "ORDER BY c.id", -1, &st, NULL), SQLITE_OK);
+  sqlite3_bind_int64(st, 1, id);
+  uint32_t node = 1, n = ljp_tree_node_count(t);
+  for (; sqlite3_step(st) == SQLITE_ROW; node++) {
+    ck_assert_msg(node < n, "%s: more rows than nodes", what);
+    uint32_t parent = ljp_tree_node_parent(t, node);
+    ljp_frame_info fi;
+    ck_assert_int_eq(ljp_tree_frame_info(t, ljp_tree_node_frame(t, node), &fi),
+                     LJP_OK);
+    const char *name = ljp_tree_frame_name(t, ljp_tree_node_frame(t, node),
+                                           NULL);
+    ck_assert_msg(sqlite3_column_int64(st, 0) == base + node &&
+                      sqlite3_column_int64(st, 1) ==
+                          (parent ? base + parent : 0) &&
+                      sqlite3_column_int64(st, 2) ==
+                          ljp_tree_node_depth(t, node) &&
+                      sqlite3_column_int64(st, 3) == (int64_t)fi.line &&
+                      strcmp((const char *)sqlite3_column_text(st, 4), name) ==
+                          0,
+                  "%s: node %u (%s) is not row %lld", what, (unsigned)node,
+                  name, (long long)sqlite3_column_int64(st, 0));
+  }
+  sqlite3_finalize(st);
+  ck_assert_msg(node == n, "%s: %u rows for %u nodes", what,
+                (unsigned)node - 1, (unsigned)n - 1);
   ljp_folder_free(f);
   ljp_tree_free(t);
   ljp_reader_free(r);
-  return n;
 }
 
 /* How many definitions of the Lua function chunk:line the stream has. */
@@ -487,10 +520,7 @@ START_TEST(sysprof_rows_are_the_profile_model) {
       continue;
     long long id = q_int(db, "SELECT id FROM profiles WHERE label = %Q",
                          caps[i].name);
-    ck_assert_msg(q_int(db, "SELECT count(*) FROM call_paths WHERE "
-                            "profile_id = %lld", id) ==
-                      (int64_t)model_nodes(bin_of(&caps[i])),
-                  "%s", caps[i].name);
+    assert_model_paths(db, id, bin_of(&caps[i]), caps[i].name);
     ck_assert_msg(q_int(db, "SELECT count(*) FROM (SELECT 1 FROM symbols "
                             "WHERE profile_id = %lld GROUP BY kind, name "
                             "HAVING count(*) > 1)", id) == 0,
