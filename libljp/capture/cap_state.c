@@ -172,34 +172,38 @@ static void find_entries(void)
   cap_S.lj_is_main = ljp__cap_symbols_is_main(fn[0]);
 }
 
-int ljp_capture_start(lua_State *L, const struct ljp_capture_options *o)
+/* Rejects options that cannot start a run, and a second run: the status,
+ * after handing the buffer back through on_stop; 0 when they are good. */
+static int check_start(const struct ljp_capture_options *o)
 {
-  uint64_t period_us;
-  uint32_t slots, frames, stride;
-  int st;
-
-  if (!L || !o)
-    return LJP_CAPTURE_ERRUSE;
+  int st = 0;
   if (o->mode > LJP_CAPTURE_CALLGRAPH ||
       (o->interval == 0 && o->interval_us == 0) || o->timer < 0 ||
       o->timer > LJP_CAPTURE_TIMER_WALL ||
       (o->format != 0 && o->format != 2) ||
       (o->mode != LJP_CAPTURE_DEFAULT &&
-       (!o->buf || !o->len || !cap_S.writer || !cap_S.on_stop))) {
-    if (cap_S.on_stop)
-      cap_S.on_stop(o->ctx, o->buf);
-    return LJP_CAPTURE_ERRUSE;
-  }
-  if (cap_S.running) {
-    if (cap_S.on_stop)
-      cap_S.on_stop(o->ctx, o->buf);
-    return LJP_CAPTURE_ERRRUN;
-  }
-  if (o->interval_us)
-    period_us = o->interval_us;
-  else
-    period_us = o->interval > 3600000u ? 3600000000u : o->interval * 1000u;
+       (!o->buf || !o->len || !cap_S.writer || !cap_S.on_stop)))
+    st = LJP_CAPTURE_ERRUSE;
+  else if (cap_S.running)
+    st = LJP_CAPTURE_ERRRUN;
+  if (st && cap_S.on_stop)
+    cap_S.on_stop(o->ctx, o->buf);
+  return st;
+}
 
+/* The sampling period: interval_us wins; interval (ms) is capped at an
+ * hour so that the product cannot overflow. */
+static uint64_t start_period_us(const struct ljp_capture_options *o)
+{
+  if (o->interval_us)
+    return o->interval_us;
+  return o->interval > 3600000u ? 3600000000u : o->interval * 1000u;
+}
+
+/* Forgets the previous run and takes this one's options; probes the VM. */
+static void reset_state(lua_State *L, const struct ljp_capture_options *o,
+                        uint64_t period_us)
+{
   memset(&cap_S.c, 0, sizeof cap_S.c);
   atomic_store(&cap_S.ticks, 0);
   atomic_store(&cap_S.foreign, 0);
@@ -230,92 +234,148 @@ int ljp_capture_start(lua_State *L, const struct ljp_capture_options *o)
     cap_S.lj.ok = 0;
   cap_S.main_L = lua_pushthread(L) ? (uint64_t)(uintptr_t)L : 0;
   lua_pop(L, 1);
+}
 
-  slots = o->ring_slots ? o->ring_slots : CAP_DEFAULT_SLOTS;
-  frames = o->max_frames ? o->max_frames : CAP_DEFAULT_FRAMES;
+/* The sample ring the handler fills: host frames per slot (one word when
+ * only counting), and the VM frames when the VM is read at the signal.
+ * 0, or -1 when out of memory. */
+static int ring_alloc(const struct ljp_capture_options *o)
+{
+  uint32_t slots = o->ring_slots ? o->ring_slots : CAP_DEFAULT_SLOTS;
+  uint32_t frames = o->max_frames ? o->max_frames : CAP_DEFAULT_FRAMES;
   if (frames > CAP_MAX_FRAMES)
     frames = CAP_MAX_FRAMES;
   if (slots > (1u << 20))
     slots = 1u << 20;
-  stride = o->mode == LJP_CAPTURE_CALLGRAPH ? frames + CAP_HANDLER_EXTRA : 1;
+  uint32_t stride = o->mode == LJP_CAPTURE_CALLGRAPH ? frames + CAP_HANDLER_EXTRA : 1;
   cap_S.max_frames = frames;
   cap_S.ring.nslots = slots;
   cap_S.ring.stride = stride;
   cap_S.ring.frames = malloc((size_t)slots * stride * sizeof(uint64_t));
   cap_S.ring.nframes = malloc((size_t)slots * sizeof(uint32_t));
   if (!cap_S.ring.frames || !cap_S.ring.nframes)
-    return fail_start(o, LJP_CAPTURE_ERRMEM);
-  if (cap_S.use_vm) {
-    uint32_t lf = o->max_lua_frames ? o->max_lua_frames
-                                    : CAP_DEFAULT_LUA_FRAMES;
-    if (lf > CAP_MAX_GUEST)
-      lf = CAP_MAX_GUEST;
-    cap_S.ring.lstride = lf;
-    cap_S.ring.lframes = calloc((size_t)slots * lf, sizeof(cap_vm_frame));
-    cap_S.ring.meta = calloc(slots, sizeof(cap_slot_meta));
-    if (!cap_S.ring.lframes || !cap_S.ring.meta)
-      return fail_start(o, LJP_CAPTURE_ERRMEM);
-    /* calloc'd pages may be untouched: touch them (see below). */
-    memset(cap_S.ring.lframes, 0, (size_t)slots * lf * sizeof(cap_vm_frame));
-    memset(cap_S.ring.meta, 0, (size_t)slots * sizeof(cap_slot_meta));
-  }
-  /* Host stacks: unwind tables of our own, built now, outside any
-   * handler; a custom backtracer replaces them. */
+    return -1;
+  if (!cap_S.use_vm)
+    return 0;
+  uint32_t lf = o->max_lua_frames ? o->max_lua_frames : CAP_DEFAULT_LUA_FRAMES;
+  if (lf > CAP_MAX_GUEST)
+    lf = CAP_MAX_GUEST;
+  cap_S.ring.lstride = lf;
+  cap_S.ring.lframes = calloc((size_t)slots * lf, sizeof(cap_vm_frame));
+  cap_S.ring.meta = calloc(slots, sizeof(cap_slot_meta));
+  if (!cap_S.ring.lframes || !cap_S.ring.meta)
+    return -1;
+  /* calloc'd pages may be untouched: touch them (see ring_touch). */
+  memset(cap_S.ring.lframes, 0, (size_t)slots * lf * sizeof(cap_vm_frame));
+  memset(cap_S.ring.meta, 0, (size_t)slots * sizeof(cap_slot_meta));
+  return 0;
+}
+
+/* Touches every page of the host-frame ring now and empties it: the
+ * handler must not take page faults on fresh memory in the middle of a
+ * run. */
+static void ring_touch(void)
+{
+  size_t slots = cap_S.ring.nslots;
+  memset(cap_S.ring.frames, 0, slots * cap_S.ring.stride * sizeof(uint64_t));
+  memset(cap_S.ring.nframes, 0, slots * sizeof(uint32_t));
+  atomic_store(&cap_S.ring.head, 0);
+  atomic_store(&cap_S.ring.tail, 0);
+}
+
+/* Host stacks: unwind tables of our own, built now, outside any handler;
+ * a custom backtracer replaces them. */
+static void host_unwinder(const struct ljp_capture_options *o)
+{
   cap_S.own_unwinder = 0;
   if (o->mode == LJP_CAPTURE_CALLGRAPH && !cap_S.backtracer &&
       ljp__cap_uw_init() == 0)
     cap_S.own_unwinder = 1;
-  /* Touch every page now: the handler must not take page faults on fresh
-   * memory in the middle of a run. */
-  memset(cap_S.ring.frames, 0, (size_t)slots * stride * sizeof(uint64_t));
-  memset(cap_S.ring.nframes, 0, (size_t)slots * sizeof(uint32_t));
-  atomic_store(&cap_S.ring.head, 0);
-  atomic_store(&cap_S.ring.tail, 0);
+}
 
+/* Symbols, ids, the VM's entry points, and the trace map.  0, or -1 when
+ * out of memory (the trace map is then not attached). */
+static int attach_vm(lua_State *L)
+{
   if (ljp__cap_symbols_init() != 0 || ljp__cap_symbols_unsafe_setup() != 0 ||
       ljp__cap_ids_init(L) != 0)
-    return fail_start(o, LJP_CAPTURE_ERRMEM);
+    return -1;
   find_entries();
   ljp__cap_traces_attach(L);
   /* Traces compiled before start are unknown to the map: flush them so
    * every trace that runs is seen by the handler above. */
   luaJIT_setmode(L, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_FLUSH);
+  return 0;
+}
 
-  if (o->mode != LJP_CAPTURE_DEFAULT) {
-    cap_S.w = ljp_writer_new(sink, o->ctx, o->len);
-    if (!cap_S.w) {
-      ljp__cap_traces_detach(L);
-      return fail_start(o, LJP_CAPTURE_ERRMEM);
-    }
-    ljp_write_symtab_begin(cap_S.w, 3, 0);
-    ljp_write_symtab_end(cap_S.w);
-    if (cap_S.use_vm)
-      ljp__cap_encode_begin(cap_S.w);
-    else
-      ljp_write_stream_begin(cap_S.w, LJP_KIND_SYSPROF, 2,
-                             (ljp_flavor)ljp_capture_flavor(), 0);
-    /* Write the header now: an unusable destination fails the start. */
-    if (ljp_writer_flush(cap_S.w) != LJP_OK) {
-      int e = cap_S.writer_errno;
-      ljp__cap_traces_detach(L);
-      st = fail_start(o, LJP_CAPTURE_ERRIO);
-      errno = e;
-      return st;
-    }
+/* The stream's writer and header, written now: an unusable destination
+ * fails the start.  LJP_CAPTURE_SUCCESS (also when only counting: no
+ * stream), ERRMEM, or ERRIO with the writer's errno in *err. */
+static int open_output(const struct ljp_capture_options *o, int *err)
+{
+  if (o->mode == LJP_CAPTURE_DEFAULT)
+    return LJP_CAPTURE_SUCCESS;
+  cap_S.w = ljp_writer_new(sink, o->ctx, o->len);
+  if (!cap_S.w)
+    return LJP_CAPTURE_ERRMEM;
+  ljp_write_symtab_begin(cap_S.w, 3, 0);
+  ljp_write_symtab_end(cap_S.w);
+  if (cap_S.use_vm)
+    ljp__cap_encode_begin(cap_S.w);
+  else
+    ljp_write_stream_begin(cap_S.w, LJP_KIND_SYSPROF, 2,
+                           (ljp_flavor)ljp_capture_flavor(), 0);
+  if (ljp_writer_flush(cap_S.w) != LJP_OK) {
+    *err = cap_S.writer_errno;
+    return LJP_CAPTURE_ERRIO;
   }
+  return LJP_CAPTURE_SUCCESS;
+}
+
+/* Starts the clock and the timer, and watches the VM's closing. */
+static int arm(lua_State *L, const struct ljp_capture_options *o,
+               uint64_t period_us)
+{
   ljp__cap_backtracer_warmup();
   cap_S.t_mono0 = ljp__cap_now_ns(CLOCK_MONOTONIC);
   ljp__cap_encode_reset();
   cap_S.session++;
   cap_S.running = 1;
-  st = ljp__cap_signal_arm(L, o->timer, period_us);
+  int st = ljp__cap_signal_arm(L, o->timer, period_us);
   if (st != LJP_CAPTURE_SUCCESS) {
     cap_S.running = 0;
-    ljp__cap_traces_detach(L);
-    return fail_start(o, st);
+    return st;
   }
   sentinel_set(L, 1);
   return LJP_CAPTURE_SUCCESS;
+}
+
+int ljp_capture_start(lua_State *L, const struct ljp_capture_options *o)
+{
+  if (!L || !o)
+    return LJP_CAPTURE_ERRUSE;
+  int st = check_start(o);
+  if (st)
+    return st;
+  uint64_t period_us = start_period_us(o);
+  reset_state(L, o, period_us);
+  if (ring_alloc(o) != 0)
+    return fail_start(o, LJP_CAPTURE_ERRMEM);
+  host_unwinder(o);
+  ring_touch();
+  if (attach_vm(L) != 0)
+    return fail_start(o, LJP_CAPTURE_ERRMEM);
+  int err = -1;           /* the writer's errno when the header failed */
+  st = open_output(o, &err);
+  if (st == LJP_CAPTURE_SUCCESS)
+    st = arm(L, o, period_us);
+  if (st != LJP_CAPTURE_SUCCESS) {
+    ljp__cap_traces_detach(L);
+    st = fail_start(o, st);
+    if (err >= 0)
+      errno = err;
+  }
+  return st;
 }
 
 static void snapshot(struct ljp_capture_counters *c, uint64_t elapsed)
