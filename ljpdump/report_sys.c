@@ -147,7 +147,6 @@ static uint32_t trace_start(sysreport *s, const ljp_frame *t, ljp_flavor fl)
   memset(&st, 0, sizeof st);
   st.kind = LJP_FRAME_LUA;
   st.sym = t->proto;
-  uint32_t id;
   if (t->sym && t->sym->kind == LJP_SYM_TRACE) {
     st.value = t->sym->addr;
     st.line = t->sym->line;
@@ -161,7 +160,7 @@ static uint32_t trace_start(sysreport *s, const ljp_frame *t, ljp_flavor fl)
                                 s->opt.sources);
   if (n == SIZE_MAX)
     return NONE32;
-  id = rep_strpool_intern(s->starts, s->nb.buf, n);
+  uint32_t id = rep_strpool_intern(s->starts, s->nb.buf, n);
   if (id == NONE32)
     return NONE32;
   c->sym = t->sym;
