@@ -58,10 +58,20 @@ static void sample(FILE *out, const ljp_sample *s, ljp_flavor flavor) {
 
 static void symbol(FILE *out, const ljp_event *ev) {
   const ljp_symbol *s = ev->u.symbol.sym;
-  static const char *const kinds[] = {"lfunc", "cfunc", "trace"};
+  static const char *const kinds[] = {"lfunc", "cfunc", "trace", "object"};
   fprintf(out, "\"symbol\", \"kind\": \"%s\"",
-          s->kind <= LJP_SYM_TRACE ? kinds[s->kind] : "?");
-  if (s->kind == LJP_SYM_TRACE) {
+          s->kind <= LJP_SYM_OBJECT ? kinds[s->kind] : "?");
+  if (s->kind == LJP_SYM_OBJECT) {
+    fprintf(out, ", \"start\": \"0x%" PRIx64 "\", \"size\": %" PRIu64
+                 ", \"file_offset\": %" PRIu64 ", \"path\": ",
+            s->addr, s->size, s->offset);
+    json_str(out, s->name, s->name_len);
+    fputs(", \"build_id\": ", out);
+    if (s->build_id)
+      json_str(out, s->build_id, s->build_id_len);
+    else
+      fputs("null", out);
+  } else if (s->kind == LJP_SYM_TRACE) {
     fprintf(out, ", \"traceno\": %" PRIu64 ", \"proto\": \"0x%" PRIx64
                  "\", \"line\": %" PRIu64,
             s->traceno, s->addr, s->line);

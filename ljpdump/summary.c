@@ -251,6 +251,15 @@ int events_print(const ljp_reader *r, const ljp_event *ev, ljp_flavor flavor,
     } else if (s->kind == LJP_SYM_CFUNC) {
       fprintf(out, "symbol    cfunc 0x%" PRIx64 " ", s->addr);
       put_escaped(out, s->name, s->name_len);
+    } else if (s->kind == LJP_SYM_OBJECT) {
+      fprintf(out, "symbol    object 0x%" PRIx64 "-0x%" PRIx64
+                   " file-offset 0x%" PRIx64 " ",
+              s->addr, s->addr + s->size, s->offset);
+      put_escaped(out, s->name, s->name_len);
+      if (s->build_id) {
+        fputs(" build-id ", out);
+        put_escaped(out, s->build_id, s->build_id_len);
+      }
     } else {
       fprintf(out, "symbol    trace %" PRIu64 " proto 0x%" PRIx64
                    " line %" PRIu64,

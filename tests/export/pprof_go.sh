@@ -82,6 +82,19 @@ if [ -n "$RUN" ]; then
     sed -n '/^Mappings/,$p' "$OUT/wall.raw"
     fail=1
   fi
+  # ljpdump lists the object events, as text and as JSON Lines.
+  objs=$("$LJPDUMP" --events "$OUT/wall.bin" | grep -c ' symbol    object 0x.*libc\.so\.6 build-id [0-9a-f]\{40\}' || true)
+  jobjs=$("$LJPDUMP" --events --format=json "$OUT/wall.bin" |
+          python3 -c 'import json,sys
+n=0
+for l in sys.stdin:
+    e=json.loads(l)
+    if e.get("kind")=="object" and e["path"].endswith("libc.so.6") and e["size"]>0 and len(e["build_id"])==40: n+=1
+print(n)')
+  if [ "$objs" -ne 1 ] || [ "$jobjs" -ne 1 ]; then
+    echo "FAIL: ljpdump --events lists libc's object $objs times, JSON $jobjs times"
+    fail=1
+  fi
 fi
 [ $fail -eq 0 ] && echo "pprof export: $n captures read by go tool pprof"
 exit $fail
