@@ -119,10 +119,7 @@ static int parse_args(int argc, char **argv, dump_args *a) {
     int rc = dump_option(c, optarg, a);
     if (rc == 0)
       rc = cli_flavor_option(c, optarg, &a->d.flavor);
-    if (rc == 0)
-      rc = cli_other_option(c, optarg, usage);
-    else if (rc == 1)
-      rc = CLI_OPT_CONTINUE;
+    rc = cli_end_option(rc, c, optarg, usage);
     if (rc != CLI_OPT_CONTINUE)
       return rc;
   }

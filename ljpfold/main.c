@@ -142,9 +142,7 @@ static int one_option(int c, int argc, char **argv, fold_args *a) {
     rc = filter_option(c, optarg, a->ff);
   if (rc == 0)
     rc = output_option(c, optarg, a);
-  if (rc == 0)
-    return cli_other_option(c, optarg, usage);
-  return rc == 1 ? CLI_OPT_CONTINUE : rc;
+  return cli_end_option(rc, c, optarg, usage);
 }
 
 /* Fills a from argv: CLI_OPT_CONTINUE, or the status to exit with (help,

@@ -250,10 +250,7 @@ static int parse_args(int argc, char **argv, config *c)
       rc = tool_option(ch, optarg, c);
     if (rc == 0)
       rc = cli_fold_option(ch, optarg, argc, argv, &c->in.fold);
-    if (rc == 0)
-      rc = cli_other_option(ch, optarg, usage);
-    else if (rc == 1)
-      rc = CLI_OPT_CONTINUE;
+    rc = cli_end_option(rc, ch, optarg, usage);
     if (rc != CLI_OPT_CONTINUE)
       return rc;
   }

@@ -45,7 +45,9 @@ int cli_fold_option(int opt, const char *arg, int argc, char **argv,
   }
 }
 
-int cli_other_option(int opt, const char *arg, void (*usage)(void)) {
+int cli_end_option(int rc, int opt, const char *arg, void (*usage)(void)) {
+  if (rc)
+    return rc == 1 ? CLI_OPT_CONTINUE : rc;
   if (opt == 'h') {
     usage();
     return cli_finish_stdout();
@@ -54,7 +56,7 @@ int cli_other_option(int opt, const char *arg, void (*usage)(void)) {
     cli_print_version();
     return cli_finish_stdout();
   }
-  int rc = cli_limit_option(opt, arg);
+  rc = cli_limit_option(opt, arg);
   if (rc == 0)
     rc = cli_source_option(opt, arg);
   if (rc == 1)

@@ -52,13 +52,15 @@ int cli_flavor_option(int opt, const char *arg, ljp_flavor *flavor);
 int cli_fold_option(int opt, const char *arg, int argc, char **argv,
                     ljp_fold_options *fo);
 
-/* What cli_other_option returns when the option was taken and parsing
- * goes on; any other value is the status the tool exits with. */
+/* What cli_end_option returns when the option was taken and parsing goes
+ * on; any other value is the status the tool exits with. */
 #define CLI_OPT_CONTINUE (-1)
 
-/* The last case of every tool's option switch: the limit and naming
- * options, -h (usage() prints the tool's help to stdout), -V, and
- * "unknown option" for anything else. */
-int cli_other_option(int opt, const char *arg, void (*usage)(void));
+/* The end of every tool's chain of option handlers.  rc is what the
+ * tool's own handlers returned for opt (1 taken, 0 none of theirs, else
+ * an exit status); when none took it, the limit and naming options, -h
+ * (usage() prints the tool's help to stdout), -V, and "unknown option"
+ * for anything else. */
+int cli_end_option(int rc, int opt, const char *arg, void (*usage)(void));
 
 #endif
