@@ -8,6 +8,12 @@
  * once.  The identity includes the ljp_symbol pointers, which are distinct
  * per definition: a trace number reused after jit.flush() is a new identity
  * and gets its own (correct) name.
+ *
+ * The folder is where the profile model gets its facts: a frame new to the
+ * tree gets the attributes of the stream frame that named it, and every
+ * event's result (ljp_folder_add_ex) comes from the path that folded it.
+ * Each memo remembers its leaf, so a hit reports exactly what a first
+ * sight would.
  */
 #include "internal.h"
 
