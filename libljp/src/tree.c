@@ -1,8 +1,8 @@
 /*
  * tree.c — the call tree: interned frames and a trie of stacks.
  *
- * Frames are (name bytes, class, line) keys interned into dense ids through an
- * open-addressing hash table; names live in an arena of large chunks so the
+ * Frames are (name bytes, class, line) keys interned into dense ids through
+ * an open-addressing hash table; names live in an arena of large chunks so the
  * pointers handed out stay valid until the tree is freed.
  *
  * Nodes form a trie keyed by (parent node, frame id).  The key -> node map is
@@ -14,6 +14,10 @@
  *
  * Memory grows with unique frames and unique stacks only: adding the same
  * stack again only adds weights.
+ *
+ * The rest of the tree lives beside this file, on the layout in
+ * tree_impl.h: frame attributes (tree_info.c), the function view
+ * (tree_rollup.c) and folded text (tree_folded.c).
  */
 #include "hash.h"
 #include "tree_impl.h"
