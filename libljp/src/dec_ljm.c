@@ -98,6 +98,30 @@ static inline const uint8_t *fast_small(const uint8_t *p, const uint8_t *end,
   return fast_any(p, end, v);
 }
 
+/* A block: an address expected in seven bytes and a size in one or two.
+ * The size's first byte is the top byte of the word the address is read
+ * from, so the block's end is one load after its start. */
+static inline const uint8_t *fast_block(const uint8_t *p, const uint8_t *end,
+                                        uint64_t *a, uint64_t *sz) {
+  uint64_t x;
+  memcpy(&x, p, 8);
+  unsigned b0 = (unsigned)(x >> 56), b1 = p[8];
+  if (LJP_LIKELY((x & 0x0080808080808080ULL) == 0x0000808080808080ULL &&
+                 !(b0 & b1 & 0x80))) {
+    x &= 0x007f7f7f7f7f7f7fULL;
+    x = (x & 0x007f007f007f007fULL) | ((x & 0x7f007f007f007f00ULL) >> 1);
+    x = (x & 0x00003fff00003fffULL) | ((x & 0x3fff00003fff0000ULL) >> 2);
+    x = (x & 0x000000000fffffffULL) | ((x & 0x0fffffff00000000ULL) >> 4);
+    *a = x;
+    unsigned two = b0 >> 7;
+    *sz = (b0 & 0x7fu) | ((uint64_t)(b1 & (0u - two)) << 7);
+    return p + 8 + two;
+  }
+  if (!(p = fast_addr(p, end, a)))
+    return NULL;
+  return fast_small(p, end, sz);
+}
+
 /* reader_proto that also remembers addresses without a prototype (a
  * memprof site in a function the table does not know repeats as often as
  * any other): the entry is the reader's own cache slot, which every
@@ -114,78 +138,117 @@ static inline const ljp_symbol *ljm_proto(ljp_reader *r, uint64_t addr) {
   return s;
 }
 
-/* Decodes one allocation event at c->p (ljm 2 or 3, LJM_FAST_ROOM bytes
- * readable); 0 when it is not one this path takes. */
-static inline int ljm_fast(ljp_reader *r, cursor *c) {
-  const uint8_t *p = c->p, *end = c->end;
-  unsigned h = p[0];
-  unsigned ev = h & 3, src = h >> 2;
+/* ---- allocation sites ----
+ *
+ * Most events repeat a site: the same source and location bytes, which
+ * resolve to the same frame as long as the symbols that resolution reads
+ * stay as they are.  So the header (kind bits cleared) and the location
+ * bytes, read as two words and cut to the location's predicted length,
+ * are the key of a direct-mapped cache of resolved frames: a hit neither
+ * decodes the location nor branches on the source (which varies from
+ * event to event and so is mispredicted), and resolves with one probe.
+ *
+ * The predicted length: the header, then an address of seven bytes and a
+ * line of one or two (LFUNC), an address (CFUNC), a trace number of one or
+ * two bytes and, in streams that carry it, a machine-code address (TRACE).
+ * A site is stored only when the decoder below read exactly that many
+ * bytes, so equal keys are locations read the same way.  The length
+ * depends on bytes inside the key alone, so equal keys have equal
+ * lengths. */
+/* Header and location lengths by source (byte k: source k), with the
+ * small field's first byte ending it; without and with machine code. */
+#define LJM_LENS(trace) ((uint64_t)(trace) << 32 | 8u << 24 | 9u << 16 | 1u << 8)
+static const uint64_t ljm_lens[2] = {LJM_LENS(2), LJM_LENS(9)};
+
+/* Bytes 0..7 and 8..15 of a key of n bytes (n <= 10). */
+static const uint64_t ljm_mask0[16] = {
+    0, 0xff, 0xffff, 0xffffff, 0xffffffffULL, 0xffffffffffULL,
+    0xffffffffffffULL, 0xffffffffffffffULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL,
+    ~0ULL, ~0ULL, ~0ULL, ~0ULL};
+static const uint64_t ljm_mask1[16] = {0, 0, 0, 0, 0, 0, 0, 0,
+                                       0, 0xff, 0xffff, 0, 0, 0, 0, 0};
+
+/* What a site's resolution depends on, by source: prototypes (pc_gen),
+ * C symbols (syms_gen: the C floor of an unknown prototype, and of a C
+ * function) and traces (tc_gen).  Every definition that changes what an
+ * address or number resolves to bumps its generation, and a failed
+ * record that numbered aliases bumps pc_gen; generations only grow, so
+ * the sum of a site's changes whenever one of them does.  (48 bits of it
+ * are kept: each bump takes a record of the input.) */
+static const uint64_t ljm_dep_pc[8] = {0, 0, ~0ULL, 0, ~0ULL, 0, 0, 0};
+static const uint64_t ljm_dep_c[8] = {0, 0, ~0ULL, ~0ULL, 0, 0, 0, 0};
+static const uint64_t ljm_dep_tc[8] = {0, 0, 0, 0, ~0ULL, 0, 0, 0};
+
+/* The site of the allocation event at p (LJM_FAST_ROOM bytes readable):
+ * its slot, key and length (header and location).  0 when p holds no
+ * event this path takes. */
+typedef struct ljm_probe {
+  ljm_site *site;
+  uint64_t k0, tag;
+  unsigned len, ev, src;
+} ljm_probe;
+
+static inline int ljm_probe_at(const ljp_reader *r, const uint8_t *p,
+                               ljm_probe *q) {
+  uint64_t k0, k1;
+  memcpy(&k0, p, 8);
+  memcpy(&k1, p + 8, 8);
+  unsigned h = (unsigned)k0 & 0xff;
+  unsigned src = h >> 2;
+  q->ev = h & 3;
+  q->src = src;
   /* No flag, no spare bits, a source 1..4 and not a symbol event. */
-  if (LJP_UNLIKELY(h < 0x04 || h >= 0x14 || ev == 0))
+  if (LJP_UNLIKELY(h < 0x04 || h >= 0x14 || q->ev == 0))
     return 0;
-  p++;
+  /* The next event starts where this one ends, so its length is on the
+   * chain from event to event: taken from the bytes already loaded and
+   * from constants, by shifts (no table load).  Whether the small field
+   * takes two bytes is the high bit of byte 8 (LFUNC: after the address)
+   * or byte 1 (TRACE: the trace number), moved to bit src. */
+  unsigned two = (unsigned)(((k1 >> 7 & 1) << LJP_SRC_LFUNC |
+                             (k0 >> 15 & 1) << LJP_SRC_TRACE) >>
+                            src) &
+                 1;
+  unsigned len =
+      (unsigned)(ljm_lens[r->loc_mcode] >> (8 * src) & 0xff) + two;
+  k0 &= ljm_mask0[len] & ~(uint64_t)3;
+  k1 &= ljm_mask1[len];
+  uint64_t stamp = (r->pc_gen & ljm_dep_pc[src]) +
+                   (r->syms_gen & ljm_dep_c[src]) +
+                   (r->tc_gen & ljm_dep_tc[src]);
+  q->k0 = k0;
+  q->tag = stamp << 16 | k1;
+  q->len = len;
+  q->site = &r->ljm_sites[(((k0 ^ (k1 * 0x9e3779b97f4a7c15ULL)) *
+                            0xff51afd7ed558ccdULL) >> 32) &
+                          (LJM_SITES - 1)];
+  return 1;
+}
+
+static inline int ljm_hit(const ljm_probe *q) {
+  return q->site->k0 == q->k0 && q->site->tag == q->tag;
+}
+
+/* Reads the blocks of the event at p (its location done) into r->ev and
+ * counts the event; the end of the event, or NULL when a field is not one
+ * this path takes. */
+static inline const uint8_t *ljm_blocks(ljp_reader *r, const uint8_t *p,
+                                        const uint8_t *end, unsigned ev,
+                                        unsigned src) {
   ljp_mem_event *m = &r->ev.u.mem;
-  ljp_frame *f = &m->loc;
-  uint64_t a = 0, mcode = 0;
-  int has_mcode = 0;
-  /* One branch on the source, which varies from event to event: each case
-   * reads its location and resolves it (against the table as it stands
-   * now, T10).  Resolving before the blocks are read is harmless when they
-   * then fail: the decoder below resolves the same way, and the reader
-   * takes back aliases numbered by a record that fails. */
-  switch (src) {
-  case LJP_SRC_LFUNC: {
-    uint64_t line;
-    if (!(p = fast_addr(p, end, &a)) || !(p = fast_small(p, end, &line)))
-      return 0;
-    f->kind = LJP_FRAME_LUA;
-    f->line = line;
-    f->sym = ljm_proto(r, a);
-    f->proto = f->sym ? NULL : ljp__reader_cfloor(r, a);
-    f->mcode = 0;
-    break;
-  }
-  case LJP_SRC_CFUNC:
-    if (!(p = fast_addr(p, end, &a)))
-      return 0;
-    f->kind = LJP_FRAME_CFUNC;
-    f->line = f->mcode = 0;
-    f->sym = ljp__reader_cfloor(r, a);
-    f->proto = NULL;
-    break;
-  case LJP_SRC_TRACE:
-    if (!(p = fast_small(p, end, &a)))
-      return 0;
-    if (r->loc_mcode) {
-      if (!(p = fast_addr(p, end, &mcode)))
-        return 0;
-      has_mcode = 1;
-    }
-    ljp__reader_trace_frame(r, f, a, 0, 0);
-    f->mcode = mcode;
-    break;
-  default:
-    f->kind = LJP_FRAME_NONE;
-    f->line = f->mcode = 0;
-    f->sym = f->proto = NULL;
-    break;
-  }
-  f->value = a;
   /* Every event has one block (FREE: the old one, ALLOC: the new one),
    * REALLOC two; which is which is chosen by masks: ALLOC and FREE are
    * equally common and a branch between them would mispredict. */
   uint64_t xa, xs, ya = 0, ys = 0;
-  if (!(p = fast_addr(p, end, &xa)) || !(p = fast_small(p, end, &xs)))
-    return 0;
-  if (ev == LJP_MEM_REALLOC &&
-      (!(p = fast_addr(p, end, &ya)) || !(p = fast_small(p, end, &ys))))
-    return 0;
-  c->p = p;
+  if (!(p = fast_block(p, end, &xa, &xs)))
+    return NULL;
+  if (ev == LJP_MEM_REALLOC && !(p = fast_block(p, end, &ya, &ys)))
+    return NULL;
   uint64_t is_alloc = 0 - (uint64_t)(ev == LJP_MEM_ALLOC);
   m->kind = (ljp_mem_kind)ev;
   m->source = (ljp_source)src;
-  m->mcode = mcode;
-  m->has_mcode = has_mcode;
+  m->mcode = m->loc.mcode;
+  m->has_mcode = (src == LJP_SRC_TRACE) & r->loc_mcode;
   m->old_addr = xa & ~is_alloc;
   m->old_size = xs & ~is_alloc;
   m->new_addr = (xa & is_alloc) | (ya & ~is_alloc);
@@ -194,9 +257,96 @@ static inline int ljm_fast(ljp_reader *r, cursor *c) {
   r->cnt.mem_events++;
   r->cnt.mem_kind[ev]++;
   r->cnt.mem_source[src]++;
+  return p;
+}
+
+/* Decodes one allocation event at c->p (ljm 2 or 3, LJM_FAST_ROOM bytes
+ * readable); 0 when it is not one this path takes. */
+static inline int ljm_fast(ljp_reader *r, cursor *c) {
+  const uint8_t *p = c->p, *end = c->end;
+  ljm_probe q;
+  if (!ljm_probe_at(r, p, &q))
+    return 0;
+  ljp_frame *f = &r->ev.u.mem.loc;
+  if (LJP_LIKELY(ljm_hit(&q))) {
+    *f = q.site->loc;
+    p += q.len;
+  } else {
+    p++;
+    uint64_t a = 0;
+    /* The branch on the source: each case reads its location and resolves
+     * it (against the table as it stands now, T10).  Resolving before the
+     * blocks are read is harmless when they then fail: the decoder below
+     * resolves the same way, and the reader takes back aliases numbered
+     * by a record that fails (and bumps pc_gen, so the site stored here
+     * is not used again). */
+    switch (q.src) {
+    case LJP_SRC_LFUNC: {
+      uint64_t line;
+      if (!(p = fast_addr(p, end, &a)) || !(p = fast_small(p, end, &line)))
+        return 0;
+      f->kind = LJP_FRAME_LUA;
+      f->line = line;
+      f->sym = ljm_proto(r, a);
+      f->proto = f->sym ? NULL : ljp__reader_cfloor(r, a);
+      f->mcode = 0;
+      break;
+    }
+    case LJP_SRC_CFUNC:
+      if (!(p = fast_addr(p, end, &a)))
+        return 0;
+      f->kind = LJP_FRAME_CFUNC;
+      f->line = f->mcode = 0;
+      f->sym = ljp__reader_cfloor(r, a);
+      f->proto = NULL;
+      break;
+    case LJP_SRC_TRACE: {
+      uint64_t mcode = 0;
+      if (!(p = fast_small(p, end, &a)))
+        return 0;
+      if (r->loc_mcode && !(p = fast_addr(p, end, &mcode)))
+        return 0;
+      ljp__reader_trace_frame(r, f, a, 0, 0);
+      f->mcode = mcode;
+      break;
+    }
+    default:
+      f->kind = LJP_FRAME_NONE;
+      f->line = f->mcode = 0;
+      f->sym = f->proto = NULL;
+      break;
+    }
+    f->value = a;
+    if (p == c->p + q.len) {
+      q.site->k0 = q.k0;
+      q.site->tag = q.tag;
+      q.site->loc = *f;
+    }
+  }
+  if (!(p = ljm_blocks(r, p, end, q.ev, q.src)))
+    return 0;
+  c->p = p;
   return 1;
 }
 #endif
+
+size_t ljp__dec_ljm_hit(ljp_reader *r) {
+#ifdef LJM_FAST
+  uint64_t have = r->in.base + r->in.len - r->pos;
+  if (LJP_UNLIKELY(have < LJM_FAST_ROOM))
+    return 0;
+  const uint8_t *p = r->in.data + (size_t)(r->pos - r->in.base);
+  ljm_probe q;
+  if (!ljm_probe_at(r, p, &q) || !ljm_hit(&q))
+    return 0;
+  r->ev.u.mem.loc = q.site->loc;
+  const uint8_t *e = ljm_blocks(r, p + q.len, p + have, q.ev, q.src);
+  return e ? (size_t)(e - p) : 0;
+#else
+  (void)r;
+  return 0;
+#endif
+}
 
 int ljp__dec_ljm_record(ljp_reader *r, cursor *c) {
 #ifdef LJM_FAST

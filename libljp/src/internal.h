@@ -295,6 +295,17 @@ static inline int cur_uleb_w(cursor *c, uint64_t *out) {
 
 /* ---- the reader ---- */
 
+/* A memprof allocation site (dec_ljm.c): the event header with its kind
+ * bits cleared and the location bytes after it, as read, and the frame
+ * they resolved to.  tag is the site's stamp (the sum of the generations
+ * its resolution depends on) above the key's bytes 8 and 9.  One cache
+ * line. */
+typedef struct ljm_site {
+  uint64_t k0, tag;
+  ljp_frame loc;
+} ljm_site;
+#define LJM_SITES 4096     /* direct-mapped, a power of two */
+
 enum reader_state {
   RS_NEW = 0,              /* not opened */
   RS_LJS_PROLOGUE,
@@ -362,6 +373,12 @@ struct ljp_reader {
   uint64_t tc_no[TRACE_CACHE_SIZE], tc_stamp[TRACE_CACHE_SIZE];
   const ljp_symbol *tc_sym[TRACE_CACHE_SIZE];
   uint64_t tc_gen;
+  /* memprof sites -> resolved location (LJM_SITES of them, allocated
+   * with the ljm prologue) */
+  ljm_site *ljm_sites;
+  void *ljm_sites_mem;     /* the allocation they are aligned in */
+  int ljm_lane;            /* RS_EV_BODY of ljm 2 or 3: try
+                              ljp__dec_ljm_hit first */
 
   uint64_t need_off;       /* where the last record ran out of bytes */
   const char *need_what;   /* ... and which field it was reading */
@@ -378,6 +395,10 @@ int ljp__dec_ljs_record(ljp_reader *r, cursor *c);
 int ljp__dec_ljm_record(ljp_reader *r, cursor *c);
 int ljp__dec_ljp_record(ljp_reader *r, cursor *c);
 int ljp__dec_ljs2_probe_layout(ljp_reader *r, cursor *c, int *layout);
+/* The memprof event at r->pos when its site is cached and its fields have
+ * the usual lengths: r->ev filled, counted, and its length returned (the
+ * caller moves r->pos); else 0 and nothing changed but r->ev. */
+size_t ljp__dec_ljm_hit(ljp_reader *r);
 
 /* Sets the sticky error; returns st. */
 ljp_status ljp__reader_fail(ljp_reader *r, ljp_status st, uint64_t off,

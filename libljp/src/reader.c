@@ -49,6 +49,7 @@ LJP_API void ljp_reader_free(ljp_reader *r) {
   free(r->pc_addr);
   free(r->pc_sym);
   free(r->pc_stamp);
+  free(r->ljm_sites_mem);
   free(r);
 }
 
@@ -431,6 +432,16 @@ static int ev_prologue(ljp_reader *r, cursor *c) {
   if (r->kind == LJP_KIND_MEMPROF)
     r->loc_mcode = p->version == 2 ||
                    (p->version == 3 && r->ljs_version == 2 && r->ljs_layout == 'a');
+  /* Aligned so that a site is one cache line; zeroed, so that no slot
+   * matches before it is filled (every key has a nonzero header). */
+  if (r->kind == LJP_KIND_MEMPROF && !r->ljm_sites) {
+    r->ljm_sites_mem = calloc(1, LJM_SITES * sizeof(ljm_site) + 63);
+    if (!r->ljm_sites_mem)
+      return ljp__reader_fail(r, LJP_E_NOMEM, r->pos, "out of memory");
+    r->ljm_sites = (ljm_site *)(void *)((char *)r->ljm_sites_mem +
+                                        (-(uintptr_t)r->ljm_sites_mem & 63));
+  }
+  r->ljm_lane = r->kind == LJP_KIND_MEMPROF && p->version >= 2;
   if (r->ljs_version == 2 && !r->ljs_layout)
     r->ljs_layout = (r->kind == LJP_KIND_MEMPROF && p->version == 3) ? 'b' : 'a';
   if (r->flavor_opt != LJP_FLAVOR_AUTO)
@@ -484,6 +495,21 @@ static ljp_status at_eof(ljp_reader *r) {
 LJP_API ljp_status ljp_reader_next(ljp_reader *r, const ljp_event **ev) {
   if (!r || !ev)
     return LJP_E_ARG;
+  /* A memprof event of a cached site: none of the checks below concern
+   * it (the reader is in the event section, the bytes are in). */
+  if (LJP_LIKELY(r->ljm_lane && r->state == RS_EV_BODY)) {
+    size_t n = ljp__dec_ljm_hit(r);
+    if (LJP_LIKELY(n)) {
+      if (r->in.map && r->pos >= r->in.map_dropped + INPUT_RELEASE_STEP)
+        ljp__input_release(&r->in, r->pos);
+      r->ev.offset = r->pos;
+      r->ev.raw = r->in.data + (size_t)(r->pos - r->in.base);
+      r->ev.raw_len = n;
+      r->pos += n;
+      *ev = &r->ev;
+      return LJP_OK;
+    }
+  }
   *ev = NULL;
   if (r->state == RS_ERROR)
     return r->status;

@@ -154,6 +154,184 @@ static void run(unsigned version, int mcode)
   free(e);
 }
 
+/* ---- resolutions after mid-stream definitions ----
+ *
+ * The decoder keeps the frames of repeated sites.  Each round below writes
+ * every site three times (so the later ones are decoded from what the
+ * first left), then a definition that changes what some site resolves
+ * to.  Every event's frame is checked against the symbol table as it
+ * stands at that event (the reader's lookups, which read the table
+ * itself), and the names the script expects are checked too. */
+
+#define PA UINT64_C(0x7f0000001000)  /* a prototype */
+#define PB UINT64_C(0x7f0000002000)  /* another one */
+#define PU UINT64_C(0x7f0000100100)  /* unknown until round 4 */
+#define CF UINT64_C(0x7f0000100000)  /* a C function */
+#define CX UINT64_C(0x7f0000100080)  /* the address the events name */
+#define CN UINT64_C(0x7f0000100040)  /* a C symbol defined in round 2 */
+#define MC UINT64_C(0x7f0000200000)  /* machine code of trace 5 */
+
+typedef struct site {
+  ljp_source src;
+  uint64_t loc, line;
+} site;
+
+static const site sites[] = {
+    {LJP_SRC_LFUNC, PA, 12},  {LJP_SRC_LFUNC, PU, 300},
+    {LJP_SRC_CFUNC, CX, 0},   {LJP_SRC_TRACE, 5, 0},
+    {LJP_SRC_INTERNAL, 0, 0}, {LJP_SRC_LFUNC, PB, 7},
+};
+#define NSITES (sizeof sites / sizeof sites[0])
+#define NROUNDS 6
+
+static void write_round(ljp_writer *w, int mcode)
+{
+  for (int rep = 0; rep < 3; rep++)
+    for (size_t k = 0; k < NSITES; k++) {
+      const site *x = &sites[k];
+      ljp_mem_kind kind = (ljp_mem_kind)(1 + (rep + k) % 3);
+      uint64_t blk = UINT64_C(0x7f1000000000) + 64 * (rep * NSITES + k);
+      ck_assert_int_eq(ljp_write_mem(w, kind, x->src, x->loc, x->line,
+                                     mcode ? MC : 0, blk, 48, blk + 8, 96),
+                       LJP_OK);
+    }
+}
+
+/* The chunk (LFUNC, TRACE's start) or C name a frame resolved to. */
+static const char *frame_name(const ljp_frame *f)
+{
+  const ljp_symbol *s = f->kind == LJP_FRAME_TRACE ? f->proto : f->sym;
+  if (!s && f->kind == LJP_FRAME_LUA)
+    s = f->proto;
+  return s ? s->name : "";
+}
+
+/* What the script expects site k to resolve to in round n. */
+static const char *want_name(size_t k, int n)
+{
+  switch (k) {
+  case 0: return n >= 1 ? "@a2.lua" : "@a.lua";
+  case 1: return n >= 4 ? "@u.lua" : n >= 2 ? "c_new" : "c_func";
+  case 2: return n >= 2 ? "c_new" : "c_func";
+  case 3:
+    return n >= 5   ? "@b2.lua"
+           : n >= 3 ? "@b.lua"
+           : n >= 1 ? "@a2.lua"
+                    : "@a.lua";
+  case 4: return "";
+  default: return n >= 5 ? "@b2.lua" : "@b.lua";
+  }
+}
+
+/* C and trace symbol events, as bytes: the writer refuses them in the
+ * machine-code stage of ljm 3, whose producer defined prototypes only,
+ * but the reader takes them in any ljm 3 stream. */
+static void sym_cfunc(ljp_writer *w, uint64_t addr, const char *name)
+{
+  ck_assert_int_eq(ljp_write_byte(w, 0x0C), LJP_OK);
+  ck_assert_int_eq(ljp_write_uleb(w, addr), LJP_OK);
+  ck_assert_int_eq(ljp_write_string(w, name, strlen(name)), LJP_OK);
+}
+
+static void sym_trace(ljp_writer *w, uint64_t no, uint64_t proto,
+                      uint64_t line)
+{
+  ck_assert_int_eq(ljp_write_byte(w, 0x10), LJP_OK);
+  ck_assert_int_eq(ljp_write_uleb(w, no), LJP_OK);
+  ck_assert_int_eq(ljp_write_uleb(w, proto), LJP_OK);
+  ck_assert_int_eq(ljp_write_uleb(w, line), LJP_OK);
+}
+
+static void run_redefined(int mcode)
+{
+  ljp_writer *w = ljp_writer_new(NULL, NULL, 0);
+  ck_assert_int_eq(ljp_write_symtab_begin(w, mcode ? 2 : 3, mcode ? 'a' : 0),
+                   LJP_OK);
+  ck_assert_int_eq(ljp_write_symtab_lfunc(w, PA, "@a.lua", 6, 10), LJP_OK);
+  ck_assert_int_eq(ljp_write_symtab_lfunc(w, PB, "@b.lua", 6, 1), LJP_OK);
+  ck_assert_int_eq(ljp_write_symtab_trace(w, 5, MC, PA, 10), LJP_OK);
+  ck_assert_int_eq(ljp_write_symtab_end(w), LJP_OK);
+  ck_assert_int_eq(ljp_write_stream_begin(w, LJP_KIND_MEMPROF, 3,
+                                          LJP_FLAVOR_TARANTOOL, mcode),
+                   LJP_OK);
+  /* (ljs 2a has no C symbols: the stream defines it) */
+  sym_cfunc(w, CF, "c_func");
+  for (int n = 0; n < NROUNDS; n++) {
+    write_round(w, mcode);
+    switch (n) {
+    case 0: /* the prototype at PA again, another chunk: LFUNC and the
+               trace starting there */
+      ck_assert_int_eq(ljp_write_event_lfunc(w, PA, "@a2.lua", 7, 10), LJP_OK);
+      break;
+    case 1: /* a C symbol between CF and CX: the C function and the floor
+               of the unknown prototype */
+      sym_cfunc(w, CN, "c_new");
+      break;
+    case 2: /* trace 5 again, now starting in PB */
+      sym_trace(w, 5, PB, 1);
+      break;
+    case 3: /* the unknown prototype becomes known */
+      ck_assert_int_eq(ljp_write_event_lfunc(w, PU, "@u.lua", 6, 290), LJP_OK);
+      break;
+    case 4: /* PB again: the trace's start and the last site */
+      ck_assert_int_eq(ljp_write_event_lfunc(w, PB, "@b2.lua", 7, 1), LJP_OK);
+      break;
+    default:
+      break;
+    }
+  }
+  ck_assert_int_eq(ljp_write_stream_end(w), LJP_OK);
+  size_t len;
+  const uint8_t *data = ljp_writer_data(w, &len);
+
+  ljp_reader *r = ljp_reader_new();
+  ck_assert_int_eq(ljp_reader_open_memory(r, data, len), LJP_OK);
+  const ljp_event *v;
+  ljp_status st;
+  size_t i = 0;
+  while ((st = ljp_reader_next(r, &v)) == LJP_OK) {
+    if (v->type != LJP_EV_MEMORY)
+      continue;
+    size_t k = i % NSITES;
+    int n = (int)(i / (3 * NSITES));
+    const ljp_frame *f = &v->u.mem.loc;
+    const site *x = &sites[k];
+    const ljp_symbol *want_sym = NULL, *want_proto = NULL;
+    if (x->src == LJP_SRC_LFUNC) {
+      want_sym = ljp_reader_lookup_proto(r, x->loc);
+      want_proto = want_sym ? NULL : ljp_reader_lookup_cfunc(r, x->loc);
+    } else if (x->src == LJP_SRC_CFUNC) {
+      want_sym = ljp_reader_lookup_cfunc(r, x->loc);
+    } else if (x->src == LJP_SRC_TRACE) {
+      want_sym = ljp_reader_lookup_trace(r, x->loc);
+      want_proto = ljp_reader_lookup_proto(r, want_sym->addr);
+    }
+    CORE_CHECK(f->sym == want_sym && f->proto == want_proto,
+               "round %d site %zu: a stale frame (sym %p proto %p, the "
+               "table has %p %p)",
+               n, k, (const void *)f->sym, (const void *)f->proto,
+               (const void *)want_sym, (const void *)want_proto);
+    CORE_CHECK(strcmp(frame_name(f), want_name(k, n)) == 0,
+               "round %d site %zu: \"%s\", expected \"%s\"", n, k,
+               frame_name(f), want_name(k, n));
+    CORE_CHECK(f->value == x->loc && f->line == x->line &&
+                   f->mcode == (x->src == LJP_SRC_TRACE && mcode ? MC : 0),
+               "round %d site %zu: location %llx line %llu", n, k,
+               (unsigned long long)f->value, (unsigned long long)f->line);
+    i++;
+  }
+  ck_assert_msg(st == LJP_END, "%s", ljp_reader_error(r));
+  ck_assert_uint_eq(i, NROUNDS * 3 * NSITES);
+  ljp_reader_free(r);
+  ljp_writer_free(w);
+}
+
+START_TEST(ljm3_sites_after_redefinitions) { run_redefined(0); }
+END_TEST
+
+START_TEST(ljm3_mcode_sites_after_redefinitions) { run_redefined(1); }
+END_TEST
+
 START_TEST(ljm3_fields_of_every_length) { run(3, 0); }
 END_TEST
 
@@ -167,6 +345,8 @@ int main(int argc, char **argv)
   TCase *tc = tcase_create("ljmfast");
   tcase_add_test(tc, ljm3_fields_of_every_length);
   tcase_add_test(tc, ljm2_with_mcode);
+  tcase_add_test(tc, ljm3_sites_after_redefinitions);
+  tcase_add_test(tc, ljm3_mcode_sites_after_redefinitions);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
