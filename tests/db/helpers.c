@@ -40,7 +40,8 @@ const char *tmp_file(const char *name) {
   static char buf[8][4096];
   static int k;
   char *b = buf[k++ % 8];
-  snprintf(b, 4096, "%s/%s", tmp_dir(), name);
+  /* A path too long for the buffer would name another file: none at all. */
+  if (snprintf(b, 4096, "%s/%s", tmp_dir(), name) >= 4096) b[0] = 0;
   return b;
 }
 
