@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -75,7 +76,8 @@ struct importer {
   sqlite3 *db;
   import_options opt;
   sqlite3_stmt *st[ST__COUNT];
-  row_batch sample_rows, path_rows, alloc_rows;
+  row_batch sample_rows, path_rows, path_rows_auto, alloc_rows;
+  row_batch *paths;        /* the call_paths batch of this file */
   /* Next free ids; row 0 of each table is the "unknown" row. */
   int64_t next_symbol, next_path, next_trace, next_site, next_alloc;
   /* Per-file state, cleared between files (capacity kept). */
@@ -175,7 +177,8 @@ static batch_cell *next_row(importer *im, row_batch *b, const char *what) {
 }
 
 static int flush_rows(importer *im) {
-  if (batch_flush(&im->path_rows) != SQLITE_OK)
+  if (batch_flush(&im->path_rows) != SQLITE_OK ||
+      batch_flush(&im->path_rows_auto) != SQLITE_OK)
     return db_fail(im, "insert call path");
   if (batch_flush(&im->sample_rows) != SQLITE_OK)
     return db_fail(im, "insert sample");
@@ -186,6 +189,7 @@ static int flush_rows(importer *im) {
 
 static void discard_rows(importer *im) {
   batch_discard(&im->path_rows);
+  batch_discard(&im->path_rows_auto);
   batch_discard(&im->sample_rows);
   batch_discard(&im->alloc_rows);
 }
@@ -357,6 +361,14 @@ static int tree_start(importer *im) {
   if (!im->folder) return msgf(im, "out of memory"), -1;
   im->path_base = im->next_path - 1;
   im->nodes_written = 1; /* node 0 is the root: call path 0's parent */
+  /* The ids path_base + node are the ones SQLite gives rows inserted
+   * without an id while the table ends just below them (the usual case).
+   * Leaving the id out then saves SQLite a search of the table per row
+   * (about 7 % of an import of deep stacks, docs/performance.md); after a
+   * --replace or a rolled back file the ids are given explicitly. */
+  int64_t top = query_int(im, "SELECT max(id) FROM call_paths");
+  im->paths = top >= 0 && top + 1 == im->next_path ? &im->path_rows_auto
+                                                   : &im->path_rows;
   return 0;
 }
 
@@ -445,14 +457,14 @@ static int write_paths(importer *im) {
     uint64_t line;
     int64_t sym = tree_symbol(im, ljp_tree_node_frame(im->tree, node), &line);
     if (sym < 0) return -1;
-    batch_cell *c = next_row(im, &im->path_rows, "insert call path");
+    batch_cell *c = next_row(im, im->paths, "insert call path");
     if (!c) return -1;
-    c[0] = cell(im->path_base + node);
-    c[1] = cell(im->profile_id);
-    c[2] = cell(parent ? im->path_base + parent : 0);
-    c[3] = cell(sym);
-    c[4] = cell((int64_t)line);
-    c[5] = cell(ljp_tree_node_depth(im->tree, node));
+    if (im->paths == &im->path_rows) *c++ = cell(im->path_base + node);
+    c[0] = cell(im->profile_id);
+    c[1] = cell(parent ? im->path_base + parent : 0);
+    c[2] = cell(sym);
+    c[3] = cell((int64_t)line);
+    c[4] = cell(ljp_tree_node_depth(im->tree, node));
     im->next_path = im->path_base + node + 1;
     im->stats.call_paths++;
   }
@@ -606,71 +618,101 @@ static int add_mem(importer *im, const ljp_mem_event *m, uint64_t seq) {
 
 /* ---- the input: hash first, so duplicates are skipped unread ---- */
 
+/* A regular file is mapped once: hashed from the mapping, then parsed from
+ * it.  Reading it with read() to hash and mapping it again to parse cost a
+ * copy of every byte and a second round of page faults (docs/performance.md).
+ * Anything else (standard input, a FIFO given by path, a file mmap refuses)
+ * is copied to a temporary file while it is hashed, since it cannot be read
+ * twice. */
 typedef struct input {
-  int fd;                  /* -1 for a path opened by the reader */
-  FILE *spool;             /* standard input copied to a temporary file */
+  int fd;                  /* the spool's descriptor, or -1 */
+  FILE *spool;             /* a stream copied to a temporary file */
+  void *map;               /* the mapped file (NULL: not mapped) */
+  const void *mem;         /* what the reader parses when not a stream */
   uint64_t size;
   char sha[65];
 } input;
 
-/* Hashes the file at path (or spools and hashes stdin).  0 or -1 with msg. */
-static int input_open(importer *im, const char *path, input *in) {
-  sha256_ctx h;
-  uint8_t d[32];
+/* Hashes the stream fd into in->sha while copying it to a temporary file
+ * the reader then reads.  0 or -1 with msg. */
+static int input_spool(importer *im, int fd, input *in, sha256_ctx *h) {
   uint8_t buf[1 << 15];
-  int fd;
-  memset(in, 0, sizeof *in);
-  in->fd = -1;
-  sha256_init(&h);
-  if (strcmp(path, "-") == 0) {
-    /* A pipe cannot be read twice, and the hash must be known before the
-     * first row is written; the copy is deleted when closed. */
-    in->spool = tmpfile();
-    if (!in->spool) return msgf(im, "cannot create a temporary file: %s",
-                                strerror(errno)), -1;
-    fd = STDIN_FILENO;
-  } else {
-    fd = open(path, O_RDONLY);
-    if (fd < 0) return msgf(im, "%s", strerror(errno)), -1;
-    struct stat sb;
-    if (fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-      close(fd);
-      return msgf(im, "is a directory"), -1;
-    }
-  }
+  /* The copy is deleted when closed. */
+  in->spool = tmpfile();
+  if (!in->spool) return msgf(im, "cannot create a temporary file: %s",
+                              strerror(errno)), -1;
   for (;;) {
     ssize_t n = read(fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) {
       if (im->opt.stop && *im->opt.stop) break;
       continue;
     }
-    if (n < 0) {
-      msgf(im, "read error: %s", strerror(errno));
-      if (fd != STDIN_FILENO) close(fd);
-      return -1;
-    }
+    if (n < 0) return msgf(im, "read error: %s", strerror(errno)), -1;
     if (n == 0) break;
-    sha256_update(&h, buf, (size_t)n);
+    sha256_update(h, buf, (size_t)n);
     in->size += (uint64_t)n;
-    if (in->spool && fwrite(buf, 1, (size_t)n, in->spool) != (size_t)n)
+    if (fwrite(buf, 1, (size_t)n, in->spool) != (size_t)n)
       return msgf(im, "cannot write the temporary file: %s", strerror(errno)),
              -1;
   }
-  if (fd != STDIN_FILENO) close(fd);
+  if (fflush(in->spool) || fseek(in->spool, 0, SEEK_SET))
+    return msgf(im, "cannot read the temporary file: %s", strerror(errno)),
+           -1;
+  in->fd = fileno(in->spool);
+  return 0;
+}
+
+/* Maps the regular file fd of sb.st_size bytes and hashes it; 1 when it
+ * cannot be mapped (then it is read as a stream). */
+static int input_map(int fd, const struct stat *sb, input *in,
+                     sha256_ctx *h) {
+  if (sb->st_size == 0) {
+    in->mem = "";
+    return 0;
+  }
+  size_t len = (size_t)sb->st_size;
+  void *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  if (m == MAP_FAILED) return 1;
+  madvise(m, len, MADV_SEQUENTIAL);
+  in->map = m;
+  in->mem = m;
+  in->size = len;
+  sha256_update(h, m, len);
+  return 0;
+}
+
+/* Hashes the file at path (or spools and hashes stdin).  0 or -1 with msg. */
+static int input_open(importer *im, const char *path, input *in) {
+  sha256_ctx h;
+  uint8_t d[32];
+  int fd, rc;
+  memset(in, 0, sizeof *in);
+  in->fd = -1;
+  sha256_init(&h);
+  if (strcmp(path, "-") == 0) {
+    rc = input_spool(im, STDIN_FILENO, in, &h);
+  } else {
+    fd = open(path, O_RDONLY);
+    if (fd < 0) return msgf(im, "%s", strerror(errno)), -1;
+    struct stat sb;
+    rc = fstat(fd, &sb) == 0 ? 1 : -1;
+    if (rc < 0) msgf(im, "%s", strerror(errno));
+    if (rc > 0 && S_ISDIR(sb.st_mode)) rc = -1, msgf(im, "is a directory");
+    if (rc > 0 && S_ISREG(sb.st_mode)) rc = input_map(fd, &sb, in, &h);
+    if (rc > 0) rc = input_spool(im, fd, in, &h);
+    close(fd);
+  }
+  if (rc) return -1;
   sha256_final(&h, d);
   sha256_hex(d, in->sha);
-  if (in->spool) {
-    if (fflush(in->spool) || fseek(in->spool, 0, SEEK_SET))
-      return msgf(im, "cannot read the temporary file: %s", strerror(errno)),
-             -1;
-    in->fd = fileno(in->spool);
-  }
   return 0;
 }
 
 static void input_close(input *in) {
   if (in->spool) fclose(in->spool);
+  if (in->map) munmap(in->map, (size_t)in->size);
   in->spool = NULL;
+  in->map = NULL;
 }
 
 static void default_label(const char *path, char *out, size_t cap) {
@@ -712,6 +754,7 @@ static void importer_free(importer *im) {
   for (int i = 0; i < ST__COUNT; i++) sqlite3_finalize(im->st[i]);
   batch_close(&im->sample_rows);
   batch_close(&im->path_rows);
+  batch_close(&im->path_rows_auto);
   batch_close(&im->alloc_rows);
   tree_end(im);
   free(im->frame_rows);
@@ -769,6 +812,9 @@ importer *importer_begin(sqlite3 *db, const import_options *opt, char *err,
                  "flags)", SAMPLE_COLS, BATCH_ROWS) ||
       batch_open(&im->path_rows, db, "INSERT INTO call_paths", PATH_COLS,
                  BATCH_ROWS) ||
+      batch_open(&im->path_rows_auto, db, "INSERT INTO call_paths ("
+                 "profile_id, parent_id, symbol_id, line, depth)",
+                 PATH_COLS - 1, BATCH_ROWS) ||
       batch_open(&im->alloc_rows, db, "INSERT INTO allocations", ALLOC_COLS,
                  BATCH_ROWS)) {
     db_fail(im, "prepare");
@@ -1008,7 +1054,7 @@ import_result import_file(importer *im, const char *path, int64_t *profile_id,
       goto fatal;
     }
   }
-  ljp_status s = cli_reader_open(&im->r, path, in.fd, NULL, 0,
+  ljp_status s = cli_reader_open(&im->r, path, in.fd, in.mem, in.size,
                                  LJP_FLAVOR_AUTO, im->opt.limits);
   if (!im->r) {
     msgf(im, "out of memory");

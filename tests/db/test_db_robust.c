@@ -81,6 +81,63 @@ START_TEST(duplicate_is_skipped_or_replaced) {
 }
 END_TEST
 
+/* The stacks of a profile's samples, weights summed per stack, one line
+ * each: what its call_path_id values mean. */
+static char *stacks_of(sqlite3 *db, int64_t id) {
+  return q_text(db, "SELECT group_concat(stack || ' ' || w, char(10)) FROM "
+                    "(SELECT c.stack, sum(s.weight) AS w FROM samples s "
+                    "JOIN call_path_stacks c ON c.id = s.call_path_id "
+                    "AND c.profile_id IN (0, s.profile_id) "
+                    "WHERE s.profile_id = %lld "
+                    "GROUP BY c.stack ORDER BY c.stack)", (long long)id);
+}
+
+/* Call path ids are left to SQLite when they are the ones it gives, and
+ * given explicitly when they are not (after a replaced profile or a rolled
+ * back file): either way every sample names its own stack. */
+START_TEST(call_path_ids_survive_replace_and_rollback) {
+  const char *fresh = tmp_file("ids-fresh.db");
+  const char *mixed = tmp_file("ids-mixed.db");
+  const char *bad = tmp_file("ids-bad.bin");
+  copy_prefix(capture(FIB), bad, (size_t)-1, "\x55", 1);
+  const char *one[] = {capture(FIB)};
+  const char *two[] = {bad, capture(FIB)};
+  import_result r[2];
+  int64_t id[2];
+  ck_assert_int_eq(import_files(fresh, one, 1, r, id, NULL, 0), 0);
+  ck_assert_int_eq(r[0], IMPORT_OK);
+  sqlite3 *db = open_ok(fresh);
+  char *want = stacks_of(db, id[0]);
+  int64_t paths = q_int(db, "SELECT count(*) FROM call_paths");
+  sqlite3_close(db);
+  ck_assert_ptr_nonnull(want);
+  ck_assert_int_gt(paths, 10);
+
+  /* The bad file's rows are rolled back after its call paths were made. */
+  ck_assert_int_eq(import_files(mixed, two, 2, r, id, NULL, 0), 0);
+  ck_assert_int_eq(r[0], IMPORT_FAILED);
+  ck_assert_int_eq(r[1], IMPORT_OK);
+  db = open_ok(mixed);
+  char *got = stacks_of(db, id[1]);
+  ck_assert_str_eq(got, want);
+  ck_assert_int_eq(q_int(db, "SELECT count(*) FROM call_paths"), paths);
+  free(got);
+  sqlite3_close(db);
+
+  /* Replaced: the table ends below the ids the importer counts on. */
+  ck_assert_int_eq(import_files(fresh, one, 1, r, id, NULL, 1), 0);
+  ck_assert_int_eq(r[0], IMPORT_OK);
+  db = open_ok(fresh);
+  got = stacks_of(db, id[0]);
+  ck_assert_str_eq(got, want);
+  ck_assert_int_eq(q_int(db, "SELECT count(*) FROM call_paths"), paths);
+  ck_assert_int_eq(orphans(db), 0);
+  free(got);
+  free(want);
+  sqlite3_close(db);
+}
+END_TEST
+
 START_TEST(bad_files_write_nothing_and_others_go_in) {
   const char *db_path = tmp_file("bad.db");
   const char *garbage = tmp_file("garbage.bin");
@@ -365,6 +422,7 @@ int main(void) {
   tcase_add_checked_fixture(tc, NULL, teardown);
   tcase_set_timeout(tc, 900);
   tcase_add_test(tc, duplicate_is_skipped_or_replaced);
+  tcase_add_test(tc, call_path_ids_survive_replace_and_rollback);
   tcase_add_test(tc, bad_files_write_nothing_and_others_go_in);
   tcase_add_test(tc, bad_file_message_names_the_offset);
   tcase_add_test(tc, truncated_stream_is_kept_as_incomplete);
