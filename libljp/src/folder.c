@@ -16,6 +16,7 @@
  * sight would.
  */
 #include "internal.h"
+#include "livemap.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,11 +29,24 @@ typedef struct name_key {
   uint32_t id; /* 0 = empty slot */
 } name_key;
 
-typedef struct heap_block {
-  uint32_t ids[3];
-  uint32_t n;
-  uint64_t size;
-} heap_block;
+/* memprof sites repeat as samples do: the same location names the same
+ * frames, so a direct-mapped memo keyed by the location's identity
+ * remembers the frame ids and, once a weight went there, the leaf.  A hit
+ * is one probe: no lookups, no "line N" formatting, no trie walk.  The
+ * identity holds the ljp_symbol pointers, distinct per definition, so a
+ * redefined prototype or trace is a new key, as in the name cache.  The
+ * symbol epoch is deliberately not part of it: streams redefine traces
+ * every few hundred events, and each bump would empty the memo of sites
+ * the new trace does not touch. */
+#define SITE_SLOTS 4096
+typedef struct site_slot {
+  const void *sym, *proto;
+  uint64_t value, line, mcode;
+  uint32_t kind;
+  uint32_t ids[3], n;
+  uint32_t leaf; /* UINT32_MAX: no weight added here yet */
+  uint32_t used;
+} site_slot;
 
 /* Where an event's weight went: the leaf node and the weight added. */
 typedef struct fold_to {
@@ -65,7 +79,8 @@ struct ljp_folder {
   char *name;
   size_t ncap;
   uint32_t vm_ids[LJP_VMST__MAX + 1];
-  u64map heap; /* block address -> heap_block (LIVE weight) */
+  livemap heap; /* block address -> size and node (LIVE weight) */
+  site_slot *sites; /* memprof location -> frame ids and leaf */
   memo_slot *memo;  /* record bytes -> leaf */
   struct { uint64_t key; uint32_t leaf; } *tmemo;
   memo_slot *smemo; /* frame-id sequence -> leaf: the same stack from
@@ -86,16 +101,14 @@ LJP_API ljp_folder *ljp_folder_new(ljp_tree *t, const ljp_fold_options *opt) {
     f->o.flavor = LJP_FLAVOR_AUTO;
   if (f->o.view == LJP_VIEW_REFERENCE)
     f->o.style = LJP_NAME_REFERENCE;
-  ljp__u64map_init(&f->heap);
   return f;
 }
 
 LJP_API void ljp_folder_free(ljp_folder *f) {
   if (!f)
     return;
-  for (size_t i = 0; i < f->heap.cap; i++)
-    free(f->heap.slots ? f->heap.slots[i].val : NULL);
-  ljp__u64map_free(&f->heap);
+  ljp__livemap_free(&f->heap);
+  free(f->sites);
   for (size_t i = 0; i < MEMO_SLOTS; i++) {
     free(f->memo ? f->memo[i].raw : NULL);
     free(f->smemo ? f->smemo[i].raw : NULL);
@@ -514,12 +527,48 @@ static size_t mem_site(ljp_folder *f, const ljp_mem_event *m,
   return ids[0] == UINT32_MAX ? 0 : 1;
 }
 
-/* Adds the stack ids[0..n) with weight w and reports it in *to. */
-static ljp_status add_weight(ljp_folder *f, const uint32_t *ids, size_t n,
-                             int64_t w, fold_to *to) {
-  uint32_t leaf = ljp_tree_add(f->t, ids, n, w);
+/* The memo slot of m's location, filled on a miss by naming the site;
+ * NULL on OOM. */
+static site_slot *site_of(ljp_folder *f, const ljp_mem_event *m,
+                          ljp_flavor flavor) {
+  if (!f->sites && !(f->sites = calloc(SITE_SLOTS, sizeof(*f->sites))))
+    return NULL;
+  const ljp_frame *loc = &m->loc;
+  uint64_t h = ljp_hash64((uint64_t)(uintptr_t)loc->sym ^ loc->kind);
+  h = ljp_hash64(h ^ (uint64_t)(uintptr_t)loc->proto ^ loc->value);
+  h = ljp_hash64(h ^ loc->line ^ (loc->mcode << 1));
+  site_slot *s = &f->sites[h & (SITE_SLOTS - 1)];
+  if (s->used && s->sym == loc->sym && s->proto == loc->proto &&
+      s->value == loc->value && s->line == loc->line &&
+      s->mcode == loc->mcode && s->kind == (uint32_t)loc->kind)
+    return s;
+  uint32_t ids[3] = {0, 0, 0};
+  size_t n = mem_site(f, m, flavor, ids);
+  for (size_t i = 0; i < n; i++)
+    if (!ids[i])
+      return NULL; /* the slot keeps its old, still valid, contents */
+  s->sym = loc->sym;
+  s->proto = loc->proto;
+  s->value = loc->value;
+  s->line = loc->line;
+  s->mcode = loc->mcode;
+  s->kind = (uint32_t)loc->kind;
+  memcpy(s->ids, ids, sizeof(ids));
+  s->n = (uint32_t)n;
+  s->leaf = UINT32_MAX;
+  s->used = 1;
+  return s;
+}
+
+/* Adds weight w at the site's stack and reports it in *to. */
+static ljp_status add_site(ljp_folder *f, site_slot *s, int64_t w,
+                           fold_to *to) {
+  uint32_t leaf = s->leaf != UINT32_MAX
+                      ? ljp_tree_add_at(f->t, s->leaf, w)
+                      : ljp_tree_add(f->t, s->ids, s->n, w);
   if (leaf == UINT32_MAX)
     return LJP_E_NOMEM;
+  s->leaf = leaf;
   to->leaf = leaf;
   to->weight = w;
   return LJP_OK;
@@ -527,44 +576,40 @@ static ljp_status add_weight(ljp_folder *f, const uint32_t *ids, size_t n,
 
 static ljp_status add_mem(ljp_folder *f, const ljp_mem_event *m,
                           ljp_flavor flavor, fold_to *to) {
-  uint32_t ids[3] = {0, 0, 0};
   ljp_weight w = f->o.weight;
   if (w != LJP_WEIGHT_LIVE && m->kind == LJP_MEM_FREE)
     return LJP_OK;
-  size_t n = mem_site(f, m, flavor, ids);
-  for (size_t i = 0; i < n; i++)
-    if (!ids[i])
-      return LJP_E_NOMEM;
+  /* Every event names its site, frees included (live weight): the tree's
+   * frames are those of every location seen, in order of first sight. */
+  site_slot *s = site_of(f, m, flavor);
+  if (!s)
+    return LJP_E_NOMEM;
   if (w == LJP_WEIGHT_BYTES)
-    return add_weight(f, ids, n, (int64_t)m->new_size, to);
+    return add_site(f, s, (int64_t)m->new_size, to);
   if (w != LJP_WEIGHT_LIVE)
-    return add_weight(f, ids, n, 1, to);
+    return add_site(f, s, 1, to);
   /* Live bytes: a block is charged to the site that allocated it until
    * it is freed or moved; blocks from before the profile started are not
    * known and not charged.  A free reports the weight it took back, at
-   * the freed block's stack; a realloc reports its new block. */
+   * the freed block's node; a realloc reports its new block. */
   if (m->kind != LJP_MEM_ALLOC) {
-    heap_block *b = ljp__u64map_del(&f->heap, m->old_addr);
-    if (b) {
-      ljp_status st = add_weight(f, b->ids, b->n, -(int64_t)b->size, to);
-      free(b); /* the map follows the live heap, not every address seen */
-      if (st != LJP_OK)
-        return st;
+    live_block b;
+    if (ljp__livemap_del(&f->heap, m->old_addr, &b)) {
+      if (ljp_tree_add_at(f->t, b.node, -(int64_t)b.size) == UINT32_MAX)
+        return LJP_E_NOMEM;
+      to->leaf = b.node;
+      to->weight = -(int64_t)b.size;
     }
   }
   if (m->kind != LJP_MEM_FREE) {
-    heap_block *b = ljp__u64map_get(&f->heap, m->new_addr);
-    if (!b) {
-      b = malloc(sizeof(*b));
-      if (!b || ljp__u64map_put(&f->heap, m->new_addr, b)) {
-        free(b);
-        return LJP_E_NOMEM;
-      }
-    }
-    memcpy(b->ids, ids, sizeof(ids));
-    b->n = (uint32_t)n;
+    ljp_status st = add_site(f, s, (int64_t)m->new_size, to);
+    if (st != LJP_OK)
+      return st;
+    live_block *b = ljp__livemap_put(&f->heap, m->new_addr);
+    if (!b)
+      return LJP_E_NOMEM;
     b->size = m->new_size;
-    return add_weight(f, ids, n, (int64_t)m->new_size, to);
+    b->node = to->leaf;
   }
   return LJP_OK;
 }

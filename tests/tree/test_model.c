@@ -401,6 +401,69 @@ START_TEST(memprof_reports)
 }
 END_TEST
 
+/* memprof sites repeat through a memo of their locations: a site
+ * redefined mid-stream (a prototype, trace or C symbol at an address
+ * seen before) must fold to its new name, not the memo's old leaf. */
+START_TEST(memprof_memo_after_redefinition)
+{
+  static const ljp_weight ws[] = {LJP_WEIGHT_BYTES, LJP_WEIGHT_EVENTS,
+                                  LJP_WEIGHT_LIVE};
+  for (size_t k = 0; k < N(ws); k++) {
+    ljp_writer *w = ljp_writer_new(NULL, NULL, 0);
+    symtab(w);
+    ck_assert_int_eq(ljp_write_stream_begin(w, LJP_KIND_MEMPROF, 3, 0, 0),
+                     LJP_OK);
+    ljp_write_mem(w, LJP_MEM_ALLOC, LJP_SRC_LFUNC, P_F, 6, 0, 0, 0, 0x100, 8);
+    ljp_write_mem(w, LJP_MEM_ALLOC, LJP_SRC_LFUNC, P_F, 6, 0, 0, 0, 0x110, 16);
+    ljp_write_mem(w, LJP_MEM_ALLOC, LJP_SRC_TRACE, 1, 0, 0, 0, 0, 0x120, 4);
+    ljp_write_mem(w, LJP_MEM_ALLOC, LJP_SRC_CFUNC, A_MYC, 0, 0, 0, 0, 0x130, 2);
+    ck_assert_int_eq(ljp_write_event_lfunc(w, P_F, "@z.lua", 6, 9), LJP_OK);
+    ck_assert_int_eq(ljp_write_event_trace(w, 1, P_G, 21), LJP_OK);
+    ck_assert_int_eq(ljp_write_event_cfunc(w, A_MYC, "other_c", 7), LJP_OK);
+    /* 4..6: the same locations, new symbols */
+    ljp_write_mem(w, LJP_MEM_ALLOC, LJP_SRC_LFUNC, P_F, 6, 0, 0, 0, 0x140, 32);
+    ljp_write_mem(w, LJP_MEM_ALLOC, LJP_SRC_TRACE, 1, 0, 0, 0, 0, 0x150, 64);
+    ljp_write_mem(w, LJP_MEM_ALLOC, LJP_SRC_CFUNC, A_MYC, 0, 0, 0, 0, 0x160,
+                  128);
+    /* 7: a block of the old definition goes back where it was charged */
+    ljp_write_mem(w, LJP_MEM_FREE, LJP_SRC_LFUNC, P_F, 6, 0, 0x100, 8, 0, 0);
+    /* 8: a realloc at the new site moves a block of the old one */
+    ljp_write_mem(w, LJP_MEM_REALLOC, LJP_SRC_LFUNC, P_F, 6, 0, 0x110, 16,
+                  0x170, 24);
+    ljp_fold_options o;
+    memset(&o, 0, sizeof(o));
+    o.weight = ws[k];
+    folded r;
+    fold_checked(w, &o, NULL, &r);
+    ck_assert_uint_eq(r.n, 9);
+    char old_t[256], new_t[256];
+    snprintf(old_t, sizeof(old_t), "%s",
+             path_of(r.t, r.rep[2].leaf));
+    snprintf(new_t, sizeof(new_t), "%s",
+             path_of(r.t, r.rep[5].leaf));
+    ck_assert_str_eq(path_of(r.t, r.rep[0].leaf), "@a.lua;@a.lua:4;line 6");
+    ck_assert_uint_eq(r.rep[1].leaf, r.rep[0].leaf);
+    ck_assert_str_eq(path_of(r.t, r.rep[3].leaf), "my_cfunc");
+    ck_assert_str_eq(path_of(r.t, r.rep[4].leaf), "@z.lua;@z.lua:9;line 6");
+    ck_assert_str_eq(path_of(r.t, r.rep[6].leaf), "other_c");
+    ck_assert_msg(strstr(old_t, "@a.lua:4") && strstr(new_t, "@b.lua:20"),
+                  "traces: before %s, after %s", old_t, new_t);
+    ck_assert_int_eq(r.rep[4].weight, ws[k] == LJP_WEIGHT_EVENTS ? 1 : 32);
+    if (ws[k] == LJP_WEIGHT_LIVE) {
+      ck_assert_uint_eq(r.rep[7].leaf, r.rep[0].leaf);
+      ck_assert_int_eq(r.rep[7].weight, -8);
+      ck_assert_uint_eq(r.rep[8].leaf, r.rep[4].leaf);
+      ck_assert_int_eq(r.rep[8].weight, 24);
+      ck_assert_int_eq(ljp_tree_node_self(r.t, r.rep[0].leaf), 0);
+      ck_assert_int_eq(ljp_tree_node_self(r.t, r.rep[4].leaf), 32 + 24);
+    } else {
+      ck_assert_uint_eq(r.rep[8].leaf, r.rep[4].leaf);
+    }
+    ljp_tree_free(r.t);
+  }
+}
+END_TEST
+
 /* The reference view gives ljp 2 trace samples no frame: the weight goes
  * to the root, reported as leaf 0 with its weight. */
 START_TEST(reference_view_empty_stack)
@@ -757,6 +820,7 @@ int main(void)
   tcase_add_test(tc, x1_metadata_on_memo_hits);
   tcase_add_test(tc, x1_flags_change_the_stack);
   tcase_add_test(tc, memprof_reports);
+  tcase_add_test(tc, memprof_memo_after_redefinition);
   tcase_add_test(tc, reference_view_empty_stack);
   tcase_add_test(tc, frame_info_from_stream);
   tcase_add_test(tc, frame_info_objects);
