@@ -8,6 +8,7 @@
 
 #include "cli_strbuf.h"
 #include "ljp.h"
+#include "numfmt.h"
 #include "utf8.h"
 
 /* The embedded script (generated from flamegraph.js at build time). */
@@ -33,10 +34,10 @@ extern const char ljpsvg_script[];
  * for deep zooms while the file stays small. */
 static const char *num(char *buf, double v)
 {
-  snprintf(buf, 32, "%.2f", v);
-  char *dot = strchr(buf, '.');
+  size_t n = numfmt_fixed2(buf, v);
+  char *dot = memchr(buf, '.', n);
   if (dot) {
-    char *e = buf + strlen(buf);
+    char *e = buf + n;
     while (e > dot + 1 && e[-1] == '0')
       e--;
     if (e == dot + 1)
@@ -51,8 +52,8 @@ static const char *num(char *buf, double v)
 /* "1,234,567" (flamegraph.pl's style), rounded to an integer. */
 static const char *count_text(char *buf, double v)
 {
-  char tmp[64];
-  snprintf(tmp, sizeof tmp, "%.0f", v);
+  char tmp[NUMFMT_MAX];
+  numfmt_fixed0(tmp, v);
   if (strcmp(tmp, "-0") == 0)
     strcpy(tmp, "0");
   const char *digits = tmp[0] == '-' ? tmp + 1 : tmp;
@@ -171,7 +172,7 @@ static int write_string(xmlTextWriterPtr w, const char *s, size_t len)
 
 static int attr_num(xmlTextWriterPtr w, const char *attr, double v)
 {
-  char buf[32];
+  char buf[NUMFMT_MAX];
   return xmlTextWriterWriteAttribute(w, BAD_CAST attr, BAD_CAST num(buf, v));
 }
 
@@ -502,7 +503,7 @@ static int write_header(const doc *g)
 {
   xmlTextWriterPtr w = g->w;
   const svg_opts *o = g->o;
-  char nb[32], cb[64];
+  char nb[NUMFMT_MAX], cb[NUMFMT_MAX + 8];
   CK(xmlTextWriterStartDocument(w, "1.0", "UTF-8", NULL));
   CK(xmlTextWriterStartElement(w, BAD_CAST "svg"));
   CK(attr(w, "xmlns", "http://www.w3.org/2000/svg"));
@@ -610,7 +611,7 @@ static int write_legend(const doc *g)
 static int frame_title(doc *g, size_t i, const char *name, size_t len)
 {
   const svg_opts *o = g->o;
-  char cb[64], pct[64];
+  char cb[NUMFMT_MAX * 4 / 3 + 2], pct[64];
   double total_disp = (double)g->l->total * o->factor;
   double shown = (double)g->l->boxes[i].width * o->factor;
   strbuf *title = &g->title;
