@@ -2,6 +2,7 @@
 #include "svg.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "ljp.h"
 #include "numfmt.h"
 #include "utf8.h"
+#include "xmltext.h"
 
 /* The embedded script (generated from flamegraph.js at build time). */
 extern const char ljpsvg_script[];
@@ -411,6 +413,8 @@ typedef struct doc {
   change *changes;
   size_t nchanges;
   strbuf label, title;     /* scratch for frame labels and titles */
+  strbuf text;             /* scratch: a title repaired */
+  strbuf raw;              /* frames built here, written in large chunks */
   char bg_top[8], bg_bottom[8];
   int dark;
   unsigned classes;        /* frame classes drawn, for the legend */
@@ -481,6 +485,8 @@ static void doc_free(doc *g)
   free(g->changes);
   sb_free(&g->label);
   sb_free(&g->title);
+  sb_free(&g->text);
+  sb_free(&g->raw);
 }
 
 /* --notes as a comment, which may not hold "--": such pairs are broken. */
@@ -611,14 +617,14 @@ static int write_legend(const doc *g)
 static int frame_title(doc *g, size_t i, const char *name, size_t len)
 {
   const svg_opts *o = g->o;
-  char cb[NUMFMT_MAX * 4 / 3 + 2], pct[64];
+  char cb[NUMFMT_MAX * 4 / 3 + 2], pct[NUMFMT_MAX + 8];
   double total_disp = (double)g->l->total * o->factor;
   double shown = (double)g->l->boxes[i].width * o->factor;
   strbuf *title = &g->title;
   title->len = 0;
   if (sb_put(title, name, len) != 0)
     return -1;
-  snprintf(pct, sizeof pct, "%.2f", total_disp != 0 ? 100 * shown / total_disp : 0.0);
+  numfmt_fixed2(pct, total_disp != 0 ? 100 * shown / total_disp : 0.0);
   if (sb_puts(title, " (") || sb_puts(title, count_text(cb, shown)) ||
       sb_puts(title, " ") || sb_puts(title, o->countname) ||
       sb_puts(title, ", ") || sb_puts(title, i == 0 ? "100" : pct) ||
@@ -626,9 +632,9 @@ static int frame_title(doc *g, size_t i, const char *name, size_t len)
     return -1;
   if (g->differential && i) {
     double dd = o->negate ? -g->ds.delta[i] : g->ds.delta[i];
-    snprintf(pct, sizeof pct, "; %s%.2f%%", dd > 0 ? "+" : "",
-             g->l->total ? 100 * dd / (double)g->l->total : 0.0);
-    if (sb_puts(title, pct))
+    numfmt_fixed2(pct, g->l->total ? 100 * dd / (double)g->l->total : 0.0);
+    if (sb_puts(title, "; ") || (dd > 0 && sb_puts(title, "+")) ||
+        sb_puts(title, pct) || sb_puts(title, "%"))
       return -1;
   }
   return sb_puts(title, ")") ? -1 : 0;
@@ -647,10 +653,34 @@ static rgb frame_color(const doc *g, size_t i, uint32_t f)
   return palette_color(&g->o->pal, raw, rl, ljp_tree_frame_class(g->t, f));
 }
 
-/* Box i: a group of its tooltip, rectangle and fitted label. */
+/* Appends a number attribute: the name with its '="', the value, '"'. */
+static int raw_num(strbuf *r, const char *attr_eq, double v)
+{
+  char buf[NUMFMT_MAX];
+  return sb_puts(r, attr_eq) || sb_puts(r, num(buf, v)) || sb_put(r, "\"", 1)
+             ? -1 : 0;
+}
+
+/* Hands the frames built so far to the writer. */
+static int raw_flush(doc *g)
+{
+  if (g->raw.len == 0)
+    return 0;
+  if (g->raw.len > INT32_MAX ||
+      xmlTextWriterWriteRawLen(g->w, BAD_CAST g->raw.p, (int)g->raw.len) < 0)
+    return -1;
+  g->raw.len = 0;
+  return 0;
+}
+
+/* Frames are flushed in chunks of this size: large enough that the
+ * writer's per-call cost vanishes, small enough to stay in cache. */
+#define RAW_CHUNK 65536
+
+/* Box i: a group of its tooltip, rectangle and fitted label, built in
+ * g->raw as the writer would write it (the golden SVGs hold it to that). */
 static int write_frame(doc *g, size_t i)
 {
-  xmlTextWriterPtr w = g->w;
   const fg_box *b = &g->l->boxes[i];
   double fh = g->fh;
   double x = XPAD + (double)b->start * g->per_weight;
@@ -666,30 +696,32 @@ static int write_frame(doc *g, size_t i)
   } else if (!(name = name_of(&g->nc, f, &len, &cps)))
     return -1;
   CK(frame_title(g, i, name, len));
+  /* The count name is the user's: the title is repaired whole, as
+   * before the writer escapes it. */
+  g->text.len = 0;
+  if (utf8_repair(g->title.p, g->title.len, (size_t)-2, &g->text) ==
+      (size_t)-1)
+    return -1;
   rgb col = frame_color(g, i, f);
-  CK(xmlTextWriterStartElement(w, BAD_CAST "g"));
-  CK(attr(w, "class", "f"));
-  if (i == 0)
-    CK(attr(w, "id", "root"));
-  CK(xmlTextWriterStartElement(w, BAD_CAST "title"));
-  CK(write_string(w, g->title.p, g->title.len));
-  CK(xmlTextWriterEndElement(w));
-  CK(xmlTextWriterStartElement(w, BAD_CAST "rect"));
-  CK(attr_num(w, "x", x));
-  CK(attr_num(w, "y", y));
-  CK(attr_num(w, "width", wpx));
-  CK(attr_num(w, "height", fh - 1));
-  CK(rect_fill(w, col));
-  CK(xmlTextWriterEndElement(w));
+  strbuf *r = &g->raw;
+  if (sb_puts(r, i == 0 ? "<g class=\"f\" id=\"root\"><title>"
+                        : "<g class=\"f\"><title>") ||
+      xmltext_put(r, g->text.p, g->text.len) || sb_puts(r, "</title><rect") ||
+      raw_num(r, " x=\"", x) || raw_num(r, " y=\"", y) ||
+      raw_num(r, " width=\"", wpx) || raw_num(r, " height=\"", fh - 1) ||
+      sb_puts(r, " fill=\"rgb(") || xmltext_int(r, col.r) ||
+      sb_put(r, ",", 1) || xmltext_int(r, col.g) || sb_put(r, ",", 1) ||
+      xmltext_int(r, col.b) || sb_puts(r, ")\"/>"))
+    return -1;
   CK(fit_label(&g->label, name, len, cps, wpx, g->o));
-  if (g->label.len) {
-    CK(xmlTextWriterStartElement(w, BAD_CAST "text"));
-    CK(attr_num(w, "x", x + 3));
-    CK(attr_num(w, "y", y + fh / 2 + 3));
-    CK(xmlTextWriterWriteString(w, BAD_CAST g->label.p));
-    CK(xmlTextWriterEndElement(w));
-  }
-  return xmlTextWriterEndElement(w);
+  if (g->label.len &&
+      (sb_puts(r, "<text") || raw_num(r, " x=\"", x + 3) ||
+       raw_num(r, " y=\"", y + fh / 2 + 3) || sb_put(r, ">", 1) ||
+       xmltext_put(r, g->label.p, g->label.len) || sb_puts(r, "</text>")))
+    return -1;
+  if (sb_puts(r, "</g>"))
+    return -1;
+  return r->len >= RAW_CHUNK ? raw_flush(g) : 0;
 }
 
 /* The <g id="frames"> of every box, then the status lines below it. */
@@ -700,6 +732,7 @@ static int write_frames(doc *g)
   CK(attr(w, "id", "frames"));
   for (size_t i = 0; i < g->l->n; i++)
     CK(write_frame(g, i));
+  CK(raw_flush(g));
   CK(xmlTextWriterEndElement(w));
   double ybottom = g->ypad1 + g->graph_h + g->ypad2 / 2 + g->fs / 2;
   CK(ui_text(w, "details", "ui", XPAD, ybottom, NULL, " "));

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <libxml/entities.h>
 #include <libxml/parser.h>
 #include <libxml/xpath.h>
 #include <libxml/xpathInternals.h>
@@ -15,6 +16,7 @@
 #include "layout.h"
 #include "svg.h"
 #include "utf8.h"
+#include "xmltext.h"
 
 /* ------------------------------------------------------------------------ */
 /* UTF-8                                                                    */
@@ -487,6 +489,52 @@ START_TEST(document_deterministic)
 }
 END_TEST
 
+/* ------------------------------------------------------------------------ */
+/* Raw element text: escaped as libxml2's writer escapes it                 */
+/* ------------------------------------------------------------------------ */
+
+START_TEST(xmltext_like_libxml2)
+{
+  static const char alphabet[] = "ab<>&\"'\r\t\n;. \xC3\xA9";
+  unsigned long long st = 0x853c49e6748fea9bull;
+  strbuf b = {0};
+  for (int round = 0; round < 20000; round++) {
+    char s[40];
+    size_t n = 0, want = (size_t)(round % 39);
+    while (n < want) {
+      st ^= st << 13;
+      st ^= st >> 7;
+      st ^= st << 17;
+      size_t k = (size_t)(st % (sizeof alphabet - 1));
+      if ((unsigned char)alphabet[k] == 0xC3) {  /* whole characters only */
+        if (n + 2 > want)
+          break;
+        s[n++] = '\xC3';
+        s[n++] = '\xA9';
+      } else {
+        s[n++] = alphabet[k];
+      }
+    }
+    s[n] = '\0';
+    b.len = 0;
+    ck_assert_int_eq(xmltext_put(&b, s, n), 0);
+    sb_put(&b, "", 0);
+    xmlChar *ref = xmlEncodeSpecialChars(NULL, BAD_CAST s);
+    ck_assert_str_eq(b.p, (const char *)ref);
+    xmlFree(ref);
+  }
+  const int ints[] = {0, 7, -7, 255, 1000, -2147483647 - 1, 2147483647};
+  for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
+    char want[16];
+    snprintf(want, sizeof want, "%d", ints[i]);
+    b.len = 0;
+    ck_assert_int_eq(xmltext_int(&b, ints[i]), 0);
+    ck_assert_str_eq(b.p, want);
+  }
+  sb_free(&b);
+}
+END_TEST
+
 static Suite *svg_suite(void)
 {
   Suite *s = suite_create("svg");
@@ -495,6 +543,7 @@ static Suite *svg_suite(void)
   tcase_add_test(tc, utf8_valid_kept);
   tcase_add_test(tc, utf8_invalid_replaced);
   tcase_add_test(tc, utf8_cut);
+  tcase_add_test(tc, xmltext_like_libxml2);
   tcase_add_test(tc, folded_parse);
   tcase_add_test(tc, folded_byte_by_byte);
   tcase_add_test(tc, folded_shared_prefixes);
