@@ -362,6 +362,27 @@ START_TEST(other_schema_versions_are_refused) {
 }
 END_TEST
 
+/* A pipe named by its path (/dev/stdin, a shell's <(...)) can be read only
+ * once: it is hashed and parsed from one copy, as standard input is. */
+START_TEST(pipe_named_by_path_is_read_once) {
+  const char *by_path = tmp_file("pipe-path.db");
+  const char *by_pipe = tmp_file("pipe-pipe.db");
+  ck_assert_int_eq(run("'%s' import '%s' '%s'", LJPDB_BIN, by_path,
+                       capture(FIB)), 0);
+  ck_assert_int_eq(run("cat '%s' | '%s' import '%s' /dev/stdin",
+                       capture(FIB), LJPDB_BIN, by_pipe), 0);
+  sqlite3 *a = open_ok(by_path), *b = open_ok(by_pipe);
+  char *want = q_text(a, "SELECT sha256 || ' ' || size FROM profiles");
+  char *got = q_text(b, "SELECT sha256 || ' ' || size FROM profiles");
+  ck_assert_str_eq(got, want);
+  ck_assert_int_eq(q_int(b, "SELECT sum(weight) FROM samples"), FIB_SAMPLES);
+  free(want);
+  free(got);
+  sqlite3_close(a);
+  sqlite3_close(b);
+}
+END_TEST
+
 START_TEST(command_line_exit_statuses) {
   const char *db_path = tmp_file("cli.db");
   const char *out = tmp_file("out.txt");
@@ -429,6 +450,7 @@ int main(void) {
   tcase_add_test(tc, stop_flag_rolls_everything_back);
   tcase_add_test(tc, interrupted_import_leaves_database_as_it_was);
   tcase_add_test(tc, other_schema_versions_are_refused);
+  tcase_add_test(tc, pipe_named_by_path_is_read_once);
   tcase_add_test(tc, command_line_exit_statuses);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
