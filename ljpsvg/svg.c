@@ -33,21 +33,24 @@ extern const char ljpsvg_script[];
 /* ------------------------------------------------------------------------ */
 
 /* Up to two decimals, trailing zeros dropped: coordinates stay exact enough
- * for deep zooms while the file stays small. */
-static const char *num(char *buf, double v)
+ * for deep zooms while the file stays small.  Returns the length. */
+static size_t num_len(char *buf, double v)
 {
   size_t n = numfmt_fixed2(buf, v);
-  char *dot = memchr(buf, '.', n);
-  if (dot) {
-    char *e = buf + n;
-    while (e > dot + 1 && e[-1] == '0')
-      e--;
-    if (e == dot + 1)
-      e = dot;
-    *e = '\0';
+  /* "%.2f" of a finite value always ends in ".dd". */
+  if (n >= 3 && buf[n - 3] == '.') {
+    if (buf[n - 1] == '0')
+      n = buf[n - 2] == '0' ? n - 3 : n - 1;
   }
-  if (strcmp(buf, "-0") == 0)
-    strcpy(buf, "0");
+  if (n == 2 && buf[0] == '-' && buf[1] == '0')
+    n = 1, buf[0] = '0';
+  buf[n] = '\0';
+  return n;
+}
+
+static const char *num(char *buf, double v)
+{
+  num_len(buf, v);
   return buf;
 }
 
@@ -653,13 +656,21 @@ static rgb frame_color(const doc *g, size_t i, uint32_t f)
   return palette_color(&g->o->pal, raw, rl, ljp_tree_frame_class(g->t, f));
 }
 
-/* Appends a number attribute: the name with its '="', the value, '"'. */
-static int raw_num(strbuf *r, const char *attr_eq, double v)
+/* Appends a number attribute: ' name="', the value, '"'. */
+static int raw_num(strbuf *r, const char *attr_eq, size_t attr_len, double v)
 {
-  char buf[NUMFMT_MAX];
-  return sb_puts(r, attr_eq) || sb_puts(r, num(buf, v)) || sb_put(r, "\"", 1)
-             ? -1 : 0;
+  if (sb_reserve(r, attr_len + NUMFMT_MAX + 1) != 0)
+    return -1;
+  memcpy(r->p + r->len, attr_eq, attr_len);
+  r->len += attr_len;
+  r->len += num_len(r->p + r->len, v);
+  r->p[r->len++] = '"';
+  r->p[r->len] = '\0';
+  return 0;
 }
+
+/* A string literal and its length. */
+#define LIT(s) s, sizeof s - 1
 
 /* Hands the frames built so far to the writer. */
 static int raw_flush(doc *g)
@@ -704,22 +715,25 @@ static int write_frame(doc *g, size_t i)
     return -1;
   rgb col = frame_color(g, i, f);
   strbuf *r = &g->raw;
-  if (sb_puts(r, i == 0 ? "<g class=\"f\" id=\"root\"><title>"
-                        : "<g class=\"f\"><title>") ||
-      xmltext_put(r, g->text.p, g->text.len) || sb_puts(r, "</title><rect") ||
-      raw_num(r, " x=\"", x) || raw_num(r, " y=\"", y) ||
-      raw_num(r, " width=\"", wpx) || raw_num(r, " height=\"", fh - 1) ||
-      sb_puts(r, " fill=\"rgb(") || xmltext_int(r, col.r) ||
+  if ((i == 0 ? sb_put(r, LIT("<g class=\"f\" id=\"root\"><title>"))
+              : sb_put(r, LIT("<g class=\"f\"><title>"))) ||
+      xmltext_put(r, g->text.p, g->text.len) ||
+      sb_put(r, LIT("</title><rect")) ||
+      raw_num(r, LIT(" x=\""), x) || raw_num(r, LIT(" y=\""), y) ||
+      raw_num(r, LIT(" width=\""), wpx) ||
+      raw_num(r, LIT(" height=\""), fh - 1) ||
+      sb_put(r, LIT(" fill=\"rgb(")) || xmltext_int(r, col.r) ||
       sb_put(r, ",", 1) || xmltext_int(r, col.g) || sb_put(r, ",", 1) ||
-      xmltext_int(r, col.b) || sb_puts(r, ")\"/>"))
+      xmltext_int(r, col.b) || sb_put(r, LIT(")\"/>")))
     return -1;
   CK(fit_label(&g->label, name, len, cps, wpx, g->o));
   if (g->label.len &&
-      (sb_puts(r, "<text") || raw_num(r, " x=\"", x + 3) ||
-       raw_num(r, " y=\"", y + fh / 2 + 3) || sb_put(r, ">", 1) ||
-       xmltext_put(r, g->label.p, g->label.len) || sb_puts(r, "</text>")))
+      (sb_put(r, LIT("<text")) || raw_num(r, LIT(" x=\""), x + 3) ||
+       raw_num(r, LIT(" y=\""), y + fh / 2 + 3) || sb_put(r, ">", 1) ||
+       xmltext_put(r, g->label.p, g->label.len) ||
+       sb_put(r, LIT("</text>"))))
     return -1;
-  if (sb_puts(r, "</g>"))
+  if (sb_put(r, LIT("</g>")))
     return -1;
   return r->len >= RAW_CHUNK ? raw_flush(g) : 0;
 }
