@@ -16,6 +16,9 @@
 #include "folded.h"
 
 #define CHUNK ((size_t)1 << 20)
+/* Folded text is parsed as it is read: a buffer that stays in the cache
+ * and out of the peak memory does as well as a large one. */
+#define TEXT_CHUNK ((size_t)1 << 17)
 
 static int fail(input_result *res, const char *fmt, const char *what)
 {
@@ -83,11 +86,11 @@ static int feed_text(folded_reader *fr, int fd, const char *first,
   int rc = 0;
   if (nfirst && folded_feed(fr, first, nfirst) != 0)
     rc = fail(res, "%s", "out of memory");
-  char *buf = rc ? NULL : malloc(CHUNK);
+  char *buf = rc ? NULL : malloc(TEXT_CHUNK);
   if (!rc && !buf)
     rc = fail(res, "%s", "out of memory");
   while (!rc) {
-    ssize_t n = read(fd, buf, CHUNK);
+    ssize_t n = read(fd, buf, TEXT_CHUNK);
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0) {

@@ -82,8 +82,11 @@ typedef struct name_cache {
   const ljp_tree *t;
   size_t *off;             /* SIZE_MAX: not yet repaired */
   uint32_t *len, *cps;
+  uint32_t *color;         /* palette colour + COLOR_SET, 0: not yet */
   strbuf text;
 } name_cache;
+
+#define COLOR_SET 0x1000000u
 
 static int names_init(name_cache *nc, const ljp_tree *t)
 {
@@ -93,7 +96,8 @@ static int names_init(name_cache *nc, const ljp_tree *t)
   nc->off = malloc(n * sizeof *nc->off);
   nc->len = malloc(n * sizeof *nc->len);
   nc->cps = malloc(n * sizeof *nc->cps);
-  if (!nc->off || !nc->len || !nc->cps)
+  nc->color = calloc(n, sizeof *nc->color);
+  if (!nc->off || !nc->len || !nc->cps || !nc->color)
     return -1;
   for (size_t i = 0; i < n; i++)
     nc->off[i] = SIZE_MAX;
@@ -105,6 +109,7 @@ static void names_free(name_cache *nc)
   free(nc->off);
   free(nc->len);
   free(nc->cps);
+  free(nc->color);
   sb_free(&nc->text);
 }
 
@@ -644,16 +649,23 @@ static int frame_title(doc *g, size_t i, const char *name, size_t len)
 }
 
 /* The fill of box i (frame f): grey root, a differential hue, or the
- * palette's colour of the frame. */
-static rgb frame_color(const doc *g, size_t i, uint32_t f)
+ * palette's colour of the frame, hashed from its name once per frame (a
+ * frame is drawn at many places). */
+static rgb frame_color(doc *g, size_t i, uint32_t f)
 {
   if (i == 0)
     return g->differential ? (rgb){255, 255, 255} : (rgb){180, 180, 180};
   if (g->differential)
     return palette_diff(g->ds.delta[i], g->ds.maxdelta, g->o->negate);
-  size_t rl;
-  const char *raw = ljp_tree_frame_name(g->t, f, &rl);
-  return palette_color(&g->o->pal, raw, rl, ljp_tree_frame_class(g->t, f));
+  uint32_t c = g->nc.color[f];
+  if (!c) {
+    size_t rl;
+    const char *raw = ljp_tree_frame_name(g->t, f, &rl);
+    rgb col = palette_color(&g->o->pal, raw, rl, ljp_tree_frame_class(g->t, f));
+    c = COLOR_SET | (uint32_t)col.r << 16 | (uint32_t)col.g << 8 | col.b;
+    g->nc.color[f] = c;
+  }
+  return (rgb){(uint8_t)(c >> 16), (uint8_t)(c >> 8), (uint8_t)c};
 }
 
 /* Appends a number attribute: ' name="', the value, '"'. */
