@@ -28,7 +28,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -618,29 +617,24 @@ static int add_mem(importer *im, const ljp_mem_event *m, uint64_t seq) {
 
 /* ---- the input: hash first, so duplicates are skipped unread ---- */
 
-/* A regular file is mapped once: hashed from the mapping, then parsed from
- * it.  Reading it with read() to hash and mapping it again to parse cost a
- * copy of every byte and a second round of page faults (docs/performance.md).
- * Anything else (standard input, a FIFO given by path, a file mmap refuses)
- * is copied to a temporary file while it is hashed, since it cannot be read
- * twice. */
+/* A regular file is read once to hash it, then opened again by the reader,
+ * which maps it and gives back the pages behind it (memory stays flat as
+ * the file grows).  Mapping it here once, hashing and parsing from that
+ * one mapping, cost the same CPU time and kept the whole file resident
+ * (docs/performance.md).  Anything else (standard input, a FIFO given by
+ * path) cannot be read twice: it is copied to a temporary file while it
+ * is hashed, and the reader reads the copy. */
 typedef struct input {
-  int fd;                  /* the spool's descriptor, or -1 */
-  FILE *spool;             /* a stream copied to a temporary file */
-  void *map;               /* the mapped file (NULL: not mapped) */
-  const void *mem;         /* what the reader parses when not a stream */
+  int fd;                  /* the copy's descriptor, or -1: reopen path */
+  FILE *spool;             /* the copy of a stream */
   uint64_t size;
   char sha[65];
 } input;
 
-/* Hashes the stream fd into in->sha while copying it to a temporary file
- * the reader then reads.  0 or -1 with msg. */
-static int input_spool(importer *im, int fd, input *in, sha256_ctx *h) {
-  uint8_t buf[1 << 15];
-  /* The copy is deleted when closed. */
-  in->spool = tmpfile();
-  if (!in->spool) return msgf(im, "cannot create a temporary file: %s",
-                              strerror(errno)), -1;
+/* Hashes fd to its end into h, copying it to in->spool when that is open.
+ * 0 or -1 with msg. */
+static int input_read(importer *im, int fd, input *in, sha256_ctx *h) {
+  uint8_t buf[1 << 16];
   for (;;) {
     ssize_t n = read(fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) {
@@ -651,10 +645,11 @@ static int input_spool(importer *im, int fd, input *in, sha256_ctx *h) {
     if (n == 0) break;
     sha256_update(h, buf, (size_t)n);
     in->size += (uint64_t)n;
-    if (fwrite(buf, 1, (size_t)n, in->spool) != (size_t)n)
+    if (in->spool && fwrite(buf, 1, (size_t)n, in->spool) != (size_t)n)
       return msgf(im, "cannot write the temporary file: %s", strerror(errno)),
              -1;
   }
+  if (!in->spool) return 0;
   if (fflush(in->spool) || fseek(in->spool, 0, SEEK_SET))
     return msgf(im, "cannot read the temporary file: %s", strerror(errno)),
            -1;
@@ -662,46 +657,33 @@ static int input_spool(importer *im, int fd, input *in, sha256_ctx *h) {
   return 0;
 }
 
-/* Maps the regular file fd of sb.st_size bytes and hashes it; 1 when it
- * cannot be mapped (then it is read as a stream). */
-static int input_map(int fd, const struct stat *sb, input *in,
-                     sha256_ctx *h) {
-  if (sb->st_size == 0) {
-    in->mem = "";
-    return 0;
-  }
-  size_t len = (size_t)sb->st_size;
-  void *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-  if (m == MAP_FAILED) return 1;
-  madvise(m, len, MADV_SEQUENTIAL);
-  in->map = m;
-  in->mem = m;
-  in->size = len;
-  sha256_update(h, m, len);
-  return 0;
-}
-
 /* Hashes the file at path (or spools and hashes stdin).  0 or -1 with msg. */
 static int input_open(importer *im, const char *path, input *in) {
   sha256_ctx h;
   uint8_t d[32];
-  int fd, rc;
+  struct stat sb;
+  int is_stdin = strcmp(path, "-") == 0, fd, rc;
   memset(in, 0, sizeof *in);
   in->fd = -1;
   sha256_init(&h);
-  if (strcmp(path, "-") == 0) {
-    rc = input_spool(im, STDIN_FILENO, in, &h);
+  if (is_stdin) {
+    fd = STDIN_FILENO;
   } else {
     fd = open(path, O_RDONLY);
     if (fd < 0) return msgf(im, "%s", strerror(errno)), -1;
-    struct stat sb;
-    rc = fstat(fd, &sb) == 0 ? 1 : -1;
-    if (rc < 0) msgf(im, "%s", strerror(errno));
-    if (rc > 0 && S_ISDIR(sb.st_mode)) rc = -1, msgf(im, "is a directory");
-    if (rc > 0 && S_ISREG(sb.st_mode)) rc = input_map(fd, &sb, in, &h);
-    if (rc > 0) rc = input_spool(im, fd, in, &h);
-    close(fd);
   }
+  rc = -1;
+  if (fstat(fd, &sb) != 0)
+    msgf(im, "%s", strerror(errno));
+  else if (S_ISDIR(sb.st_mode))
+    msgf(im, "is a directory");
+  else if (!is_stdin && S_ISREG(sb.st_mode))
+    rc = input_read(im, fd, in, &h);
+  else if (!(in->spool = tmpfile())) /* deleted when closed */
+    msgf(im, "cannot create a temporary file: %s", strerror(errno));
+  else
+    rc = input_read(im, fd, in, &h);
+  if (!is_stdin) close(fd);
   if (rc) return -1;
   sha256_final(&h, d);
   sha256_hex(d, in->sha);
@@ -710,9 +692,7 @@ static int input_open(importer *im, const char *path, input *in) {
 
 static void input_close(input *in) {
   if (in->spool) fclose(in->spool);
-  if (in->map) munmap(in->map, (size_t)in->size);
   in->spool = NULL;
-  in->map = NULL;
 }
 
 static void default_label(const char *path, char *out, size_t cap) {
@@ -1054,7 +1034,7 @@ import_result import_file(importer *im, const char *path, int64_t *profile_id,
       goto fatal;
     }
   }
-  ljp_status s = cli_reader_open(&im->r, path, in.fd, in.mem, in.size,
+  ljp_status s = cli_reader_open(&im->r, path, in.fd, NULL, 0,
                                  LJP_FLAVOR_AUTO, im->opt.limits);
   if (!im->r) {
     msgf(im, "out of memory");
