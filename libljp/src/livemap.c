@@ -14,33 +14,41 @@ void ljp__livemap_free(livemap *m) {
   memset(m, 0, sizeof(*m));
 }
 
-static size_t home_of(uint64_t addr, size_t mask) {
-  return (size_t)ljp_hash64(addr) & mask;
+static uint32_t tag_of(uint64_t addr) {
+  return (uint32_t)(ljp_hash64(addr) >> 32) | 1;
+}
+
+/* Tables stay below 2^31 slots: the tag has 31 bits of home. */
+static size_t home_of(uint32_t tag, size_t mask) {
+  return (size_t)(tag >> 1) & mask;
 }
 
 live_block *ljp__livemap_get(const livemap *m, uint64_t addr) {
   if (!m->cap)
     return NULL;
   size_t mask = m->cap - 1;
-  for (size_t i = home_of(addr, mask);; i = (i + 1) & mask) {
+  uint32_t tag = tag_of(addr);
+  for (size_t i = home_of(tag, mask);; i = (i + 1) & mask) {
     live_block *b = &m->slots[i];
-    if (!b->used)
+    if (!b->tag)
       return NULL;
-    if (b->addr == addr)
+    if (b->tag == tag && b->addr == addr)
       return b;
   }
 }
 
 static int grow(livemap *m) {
   size_t ncap = m->cap ? m->cap * 2 : 256;
+  if (ncap > (size_t)1 << 31)
+    return -1;
   live_block *ns = calloc(ncap, sizeof(*ns));
   if (!ns)
     return -1;
   for (size_t j = 0; j < m->cap; j++) {
-    if (!m->slots[j].used)
+    if (!m->slots[j].tag)
       continue;
-    size_t i = home_of(m->slots[j].addr, ncap - 1);
-    while (ns[i].used)
+    size_t i = home_of(m->slots[j].tag, ncap - 1);
+    while (ns[i].tag)
       i = (i + 1) & (ncap - 1);
     ns[i] = m->slots[j];
   }
@@ -56,15 +64,16 @@ live_block *ljp__livemap_put(livemap *m, uint64_t addr) {
    * one's shorter probe runs would save. */
   if ((m->count + 1) * 4 > m->cap * 3 && grow(m))
     return NULL;
-  size_t mask = m->cap - 1, i = home_of(addr, mask);
-  for (; m->slots[i].used; i = (i + 1) & mask)
-    if (m->slots[i].addr == addr)
+  uint32_t tag = tag_of(addr);
+  size_t mask = m->cap - 1, i = home_of(tag, mask);
+  for (; m->slots[i].tag; i = (i + 1) & mask)
+    if (m->slots[i].tag == tag && m->slots[i].addr == addr)
       return &m->slots[i];
   live_block *b = &m->slots[i];
   b->addr = addr;
   b->size = 0;
   b->node = 0;
-  b->used = 1;
+  b->tag = tag;
   m->count++;
   return b;
 }
@@ -80,16 +89,16 @@ int ljp__livemap_del(livemap *m, uint64_t addr, live_block *out) {
    * stops early at a gap it should have probed past. */
   for (size_t j = i;;) {
     j = (j + 1) & mask;
-    if (!m->slots[j].used)
+    if (!m->slots[j].tag)
       break;
-    size_t home = home_of(m->slots[j].addr, mask);
+    size_t home = home_of(m->slots[j].tag, mask);
     int stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
     if (!stays) {
       m->slots[i] = m->slots[j];
       i = j;
     }
   }
-  m->slots[i].used = 0;
+  m->slots[i].tag = 0;
   m->count--;
   return 1;
 }

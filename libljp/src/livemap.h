@@ -16,7 +16,10 @@
 typedef struct live_block {
   uint64_t addr, size;
   uint32_t node;
-  uint32_t used; /* 0 = empty slot: any address, 0 included, is a key */
+  /* The address's hash with its low bit set, 0 in an empty slot (any
+   * address, 0 included, is a key): deleting moves entries by their home
+   * slot, which this gives without hashing their addresses again. */
+  uint32_t tag;
 } live_block;
 
 typedef struct livemap {
