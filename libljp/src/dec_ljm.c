@@ -168,23 +168,36 @@ static const uint64_t ljm_mask0[16] = {
 static const uint64_t ljm_mask1[16] = {0, 0, 0, 0, 0, 0, 0, 0,
                                        0, 0xff, 0xffff, 0, 0, 0, 0, 0};
 
-/* What a site's resolution depends on, by source: prototypes (pc_gen),
- * C symbols (syms_gen: the C floor of an unknown prototype, and of a C
- * function) and traces (tc_gen).  Every definition that changes what an
- * address or number resolves to bumps its generation, and a failed
- * record that numbered aliases bumps pc_gen; generations only grow, so
- * the sum of a site's changes whenever one of them does.  (48 bits of it
- * are kept: each bump takes a record of the input.) */
-static const uint64_t ljm_dep_pc[8] = {0, 0, ~0ULL, 0, ~0ULL, 0, 0, 0};
+/* What a site's resolution depends on, by source.  LFUNC: the prototype
+ * at its address (that address's bucket of prototype generations, and
+ * ljm_rb_gen: a failed record's aliases taken back) and the C symbols
+ * (syms_gen: the floor of an unknown prototype).  CFUNC: the C symbols.
+ * TRACE: the trace number's bucket of trace generations, and any
+ * prototype (pc_gen: its start prototype).  Every definition that
+ * changes what an address or number resolves to bumps these;
+ * generations only grow, so the sum of a site's changes whenever one of
+ * them does.  (48 bits of it are kept: each bump takes a record of the
+ * input.) */
 static const uint64_t ljm_dep_c[8] = {0, 0, ~0ULL, ~0ULL, 0, 0, 0, 0};
-static const uint64_t ljm_dep_tc[8] = {0, 0, 0, 0, ~0ULL, 0, 0, 0};
+static const uint64_t ljm_dep_pc[8] = {0, 0, 0, 0, ~0ULL, 0, 0, 0};
+static const uint64_t ljm_dep_rb[8] = {0, 0, ~0ULL, 0, 0, 0, 0, 0};
+static const uint8_t ljm_dep_row[8] = {0, 0, LJM_GEN_PROTO, 0, LJM_GEN_TRACE,
+                                       0, 0, 0};
+
+/* The stamp of a site of source src whose location value is v. */
+static inline uint64_t ljm_stamp(const ljp_reader *r, unsigned src,
+                                 uint64_t v) {
+  return (r->syms_gen & ljm_dep_c[src]) + (r->pc_gen & ljm_dep_pc[src]) +
+         (r->ljm_rb_gen & ljm_dep_rb[src]) +
+         r->ljm_gen[ljm_dep_row[src]][ljm_gen_bucket(v)];
+}
 
 /* The site of the allocation event at p (LJM_FAST_ROOM bytes readable):
  * its slot, key and length (header and location).  0 when p holds no
  * event this path takes. */
 typedef struct ljm_probe {
   ljm_site *site;
-  uint64_t k0, tag;
+  uint64_t k0, k1;
   unsigned len, ev, src;
 } ljm_probe;
 
@@ -213,11 +226,8 @@ static inline int ljm_probe_at(const ljp_reader *r, const uint8_t *p,
       (unsigned)(ljm_lens[r->loc_mcode] >> (8 * src) & 0xff) + two;
   k0 &= ljm_mask0[len] & ~(uint64_t)3;
   k1 &= ljm_mask1[len];
-  uint64_t stamp = (r->pc_gen & ljm_dep_pc[src]) +
-                   (r->syms_gen & ljm_dep_c[src]) +
-                   (r->tc_gen & ljm_dep_tc[src]);
   q->k0 = k0;
-  q->tag = stamp << 16 | k1;
+  q->k1 = k1;
   q->len = len;
   q->site = &r->ljm_sites[(((k0 ^ (k1 * 0x9e3779b97f4a7c15ULL)) *
                             0xff51afd7ed558ccdULL) >> 32) &
@@ -225,8 +235,12 @@ static inline int ljm_probe_at(const ljp_reader *r, const uint8_t *p,
   return 1;
 }
 
-static inline int ljm_hit(const ljm_probe *q) {
-  return q->site->k0 == q->k0 && q->site->tag == q->tag;
+/* The site's value picks the buckets its stamp sums (a slot of another
+ * key fails on k0 whatever it sums). */
+static inline int ljm_hit(const ljp_reader *r, const ljm_probe *q) {
+  const ljm_site *s = q->site;
+  return s->k0 == q->k0 &&
+         s->tag == (ljm_stamp(r, q->src, s->loc.value) << 16 | q->k1);
 }
 
 /* Reads the blocks of the event at p (its location done) into r->ev and
@@ -268,7 +282,7 @@ static inline int ljm_fast(ljp_reader *r, cursor *c) {
   if (!ljm_probe_at(r, p, &q))
     return 0;
   ljp_frame *f = &r->ev.u.mem.loc;
-  if (LJP_LIKELY(ljm_hit(&q))) {
+  if (LJP_LIKELY(ljm_hit(r, &q))) {
     *f = q.site->loc;
     p += q.len;
   } else {
@@ -319,7 +333,7 @@ static inline int ljm_fast(ljp_reader *r, cursor *c) {
     f->value = a;
     if (p == c->p + q.len) {
       q.site->k0 = q.k0;
-      q.site->tag = q.tag;
+      q.site->tag = ljm_stamp(r, q.src, a) << 16 | q.k1;
       q.site->loc = *f;
     }
   }
@@ -330,22 +344,29 @@ static inline int ljm_fast(ljp_reader *r, cursor *c) {
 }
 #endif
 
-size_t ljp__dec_ljm_hit(ljp_reader *r) {
+ljp_status ljp__dec_ljm_next(ljp_reader *r, const ljp_event **ev) {
 #ifdef LJM_FAST
-  uint64_t have = r->in.base + r->in.len - r->pos;
-  if (LJP_UNLIKELY(have < LJM_FAST_ROOM))
-    return 0;
-  const uint8_t *p = r->in.data + (size_t)(r->pos - r->in.base);
+  uint64_t pos = r->pos, have = r->in.base + r->in.len - pos;
+  const uint8_t *p = r->in.data + (size_t)(pos - r->in.base), *e;
   ljm_probe q;
-  if (!ljm_probe_at(r, p, &q) || !ljm_hit(&q))
-    return 0;
-  r->ev.u.mem.loc = q.site->loc;
-  const uint8_t *e = ljm_blocks(r, p + q.len, p + have, q.ev, q.src);
-  return e ? (size_t)(e - p) : 0;
-#else
-  (void)r;
-  return 0;
+  if (LJP_LIKELY(have >= LJM_FAST_ROOM) && ljm_probe_at(r, p, &q) &&
+      LJP_LIKELY(ljm_hit(r, &q))) {
+    r->ev.u.mem.loc = q.site->loc;
+    if (LJP_LIKELY((e = ljm_blocks(r, p + q.len, p + have, q.ev, q.src)))) {
+      /* What ljp__reader_next_slow does after a record, but for what
+       * cannot concern it (errors, aliases, the end of the input). */
+      if (r->in.map && pos >= r->in.map_dropped + INPUT_RELEASE_STEP)
+        ljp__input_release(&r->in, pos);
+      r->ev.offset = pos;
+      r->ev.raw = p;
+      r->ev.raw_len = (size_t)(e - p);
+      r->pos = pos + (uint64_t)(e - p);
+      *ev = &r->ev;
+      return LJP_OK;
+    }
+  }
 #endif
+  return ljp__reader_next_slow(r, ev);
 }
 
 int ljp__dec_ljm_record(ljp_reader *r, cursor *c) {

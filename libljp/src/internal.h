@@ -305,6 +305,16 @@ typedef struct ljm_site {
   ljp_frame loc;
 } ljm_site;
 #define LJM_SITES 4096     /* direct-mapped, a power of two */
+/* Generations of prototype addresses and trace numbers by bucket (a hash
+ * of the address or number), so that a definition leaves the sites of
+ * other functions and traces cached.  Row 0 stays zero (sources that
+ * depend on no bucket). */
+#define LJM_GEN_BITS 10
+#define LJM_GEN_PROTO 1
+#define LJM_GEN_TRACE 2
+static inline size_t ljm_gen_bucket(uint64_t v) {
+  return (size_t)((v * 0x9e3779b97f4a7c15ULL) >> (64 - LJM_GEN_BITS));
+}
 
 enum reader_state {
   RS_NEW = 0,              /* not opened */
@@ -377,8 +387,11 @@ struct ljp_reader {
    * with the ljm prologue) */
   ljm_site *ljm_sites;
   void *ljm_sites_mem;     /* the allocation they are aligned in */
-  int ljm_lane;            /* RS_EV_BODY of ljm 2 or 3: try
-                              ljp__dec_ljm_hit first */
+  int ljm_lane;            /* RS_EV_BODY of ljm 2 or 3: read by
+                              ljp__dec_ljm_next */
+  uint64_t ljm_gen[3][1u << LJM_GEN_BITS];
+  uint64_t ljm_rb_gen;     /* bumped when a failed record's aliases are
+                              taken back */
 
   uint64_t need_off;       /* where the last record ran out of bytes */
   const char *need_what;   /* ... and which field it was reading */
@@ -395,10 +408,11 @@ int ljp__dec_ljs_record(ljp_reader *r, cursor *c);
 int ljp__dec_ljm_record(ljp_reader *r, cursor *c);
 int ljp__dec_ljp_record(ljp_reader *r, cursor *c);
 int ljp__dec_ljs2_probe_layout(ljp_reader *r, cursor *c, int *layout);
-/* The memprof event at r->pos when its site is cached and its fields have
- * the usual lengths: r->ev filled, counted, and its length returned (the
- * caller moves r->pos); else 0 and nothing changed but r->ev. */
-size_t ljp__dec_ljm_hit(ljp_reader *r);
+/* ljp_reader_next in the events of ljm 2 and 3: the event at r->pos
+ * when its site is cached and its fields have the usual lengths, else
+ * ljp__reader_next_slow, which is ljp_reader_next for every state. */
+ljp_status ljp__dec_ljm_next(ljp_reader *r, const ljp_event **ev);
+ljp_status ljp__reader_next_slow(ljp_reader *r, const ljp_event **ev);
 
 /* Sets the sticky error; returns st. */
 ljp_status ljp__reader_fail(ljp_reader *r, ljp_status st, uint64_t off,

@@ -253,9 +253,13 @@ int ljp__reader_define(ljp_reader *r, ljp_symbol *def, int initial,
   if (def->kind == LJP_SYM_LFUNC && symtab_proto(&r->syms, def->addr) != lprev) {
     r->lua_epoch++;
     r->pc_gen++;
+    r->ljm_gen[LJM_GEN_PROTO][ljm_gen_bucket(def->addr)]++;
   }
-  if (def->kind == LJP_SYM_TRACE && symtab_trace(&r->syms, def->traceno) != prev)
+  if (def->kind == LJP_SYM_TRACE &&
+      symtab_trace(&r->syms, def->traceno) != prev) {
     r->tc_gen++;
+    r->ljm_gen[LJM_GEN_TRACE][ljm_gen_bucket(def->traceno)]++;
+  }
   if (initial)
     r->cnt.symbols_initial[def->kind]++;
   else
@@ -495,21 +499,15 @@ static ljp_status at_eof(ljp_reader *r) {
 LJP_API ljp_status ljp_reader_next(ljp_reader *r, const ljp_event **ev) {
   if (!r || !ev)
     return LJP_E_ARG;
-  /* A memprof event of a cached site: none of the checks below concern
-   * it (the reader is in the event section, the bytes are in). */
-  if (LJP_LIKELY(r->ljm_lane && r->state == RS_EV_BODY)) {
-    size_t n = ljp__dec_ljm_hit(r);
-    if (LJP_LIKELY(n)) {
-      if (r->in.map && r->pos >= r->in.map_dropped + INPUT_RELEASE_STEP)
-        ljp__input_release(&r->in, r->pos);
-      r->ev.offset = r->pos;
-      r->ev.raw = r->in.data + (size_t)(r->pos - r->in.base);
-      r->ev.raw_len = n;
-      r->pos += n;
-      *ev = &r->ev;
-      return LJP_OK;
-    }
-  }
+  /* Memprof events: most repeat a cached site, which dec_ljm.c decodes
+   * without the checks below (the reader is in the event section, the
+   * bytes are in); it comes back to them for anything else. */
+  if (LJP_LIKELY(r->ljm_lane && r->state == RS_EV_BODY))
+    return ljp__dec_ljm_next(r, ev);
+  return ljp__reader_next_slow(r, ev);
+}
+
+ljp_status ljp__reader_next_slow(ljp_reader *r, const ljp_event **ev) {
   *ev = NULL;
   if (r->state == RS_ERROR)
     return r->status;
@@ -553,6 +551,7 @@ LJP_API ljp_status ljp_reader_next(ljp_reader *r, const ljp_event **ev) {
     if (rc != LJP_OK && r->syms.naliases != alias_mark) {
       ljp__symtab_aliases_rollback(&r->syms, alias_mark);
       r->pc_gen++; /* cached protos may be among them */
+      r->ljm_rb_gen++;
     }
     if (LJP_UNLIKELY(r->syms.oom))
       return ljp__reader_fail(r, LJP_E_NOMEM, r->pos, "out of memory");
