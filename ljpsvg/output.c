@@ -10,7 +10,7 @@
 
 #include "cli.h"
 
-#define OUT_BUF (64 * 1024)
+#define OUT_BUF (32 * 1024)
 
 /* libxml2 reports write errors itself ("I/O error : Broken pipe") on
  * stderr: ljpsvg says what happened in its own words instead. */

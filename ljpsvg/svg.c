@@ -698,7 +698,7 @@ static int raw_flush(doc *g)
 
 /* Frames are flushed in chunks of this size: large enough that the
  * writer's per-call cost vanishes, small enough to stay in cache. */
-#define RAW_CHUNK 65536
+#define RAW_CHUNK 16384
 
 /* Box i: a group of its tooltip, rectangle and fitted label, built in
  * g->raw as the writer would write it (the golden SVGs hold it to that). */
