@@ -219,8 +219,11 @@ static uint64_t key_line(const ljp_folder *f, const ljp_frame *fr) {
 
 /* Names a formatted string into the tree; a frame new to the tree gets
  * the attributes of the stream frame that named it first. */
-static uint32_t intern_text(ljp_folder *f, const ljp_frame *fr,
-                            ljp_flavor flavor) {
+static uint32_t intern_text(ljp_folder *f, const ljp_frame *fr) {
+  /* asked here, where a name is made, not once per event */
+  ljp_flavor flavor = f->o.flavor != LJP_FLAVOR_AUTO ? f->o.flavor
+                      : f->r ? ljp_reader_flavor(f->r)
+                             : LJP_FLAVOR_TARANTOOL;
   size_t need = ljp_frame_name_src(fr, f->o.style, flavor, f->o.sources,
                                    f->name, f->ncap);
   if (need >= f->ncap) {
@@ -248,8 +251,7 @@ static uint32_t intern_text(ljp_folder *f, const ljp_frame *fr,
 }
 
 /* The tree frame id of fr: UINT32_MAX for "no frame", 0 on OOM. */
-static uint32_t frame_id(ljp_folder *f, const ljp_frame *fr,
-                         ljp_flavor flavor) {
+static uint32_t frame_id(ljp_folder *f, const ljp_frame *fr) {
   name_key k;
   memset(&k, 0, sizeof(k));
   k.kind = (uint32_t)fr->kind;
@@ -274,7 +276,7 @@ static uint32_t frame_id(ljp_folder *f, const ljp_frame *fr,
       return f->cache[i].id;
     i = (i + 1) & (f->ccap - 1);
   }
-  uint32_t id = intern_text(f, fr, flavor);
+  uint32_t id = intern_text(f, fr);
   if (!id)
     return 0;
   k.id = id;
@@ -361,7 +363,7 @@ static ljp_status add_stack(ljp_folder *f, const uint32_t *ids, size_t n,
 }
 
 static ljp_status add_sample(ljp_folder *f, const ljp_sample *s,
-                             ljp_flavor flavor, uint32_t *leaf) {
+                             uint32_t *leaf) {
   ljp_stack_options so = {f->o.view, f->o.traces};
   size_t n = ljp_sample_stack_ex(s, &so, f->frames, f->fcap);
   if (n > f->fcap) {
@@ -380,7 +382,7 @@ static ljp_status add_sample(ljp_folder *f, const ljp_sample *s,
     f->ids[k++] = vm_frame(f, s->vmstate);
   size_t first = k;
   for (size_t i = 0; i < n; i++) {
-    uint32_t id = frame_id(f, &f->frames[i], flavor);
+    uint32_t id = frame_id(f, &f->frames[i]);
     if (!id)
       return LJP_E_NOMEM;
     if (id != UINT32_MAX)
@@ -426,10 +428,10 @@ static ljp_status add_at(ljp_folder *f, uint32_t leaf, uint32_t *out) {
  * stacks), the record bytes, then (inside add_sample) the frame ids; each
  * remembers the leaf, so every path reports where the weight went. */
 static ljp_status add_sample_memo(ljp_folder *f, const ljp_reader *r,
-                                  const ljp_event *ev, ljp_flavor flavor,
+                                  const ljp_event *ev,
                                   uint32_t *leaf) {
   if (!r || !ev->raw || !ev->raw_len)
-    return add_sample(f, &ev->u.sample, flavor, leaf);
+    return add_sample(f, &ev->u.sample, leaf);
   if (!f->memo && !(f->memo = calloc(MEMO_SLOTS, sizeof(*f->memo))))
     return LJP_E_NOMEM;
   const uint8_t *key = ev->raw;
@@ -465,7 +467,7 @@ static ljp_status add_sample_memo(ljp_folder *f, const ljp_reader *r,
   if (hit) {
     st = add_at(f, m->leaf, leaf);
   } else {
-    st = add_sample(f, &ev->u.sample, flavor, leaf);
+    st = add_sample(f, &ev->u.sample, leaf);
     if (st == LJP_OK)
       memo_store(m, key, klen, h, epoch, *leaf);
   }
@@ -481,7 +483,7 @@ static ljp_status add_sample_memo(ljp_folder *f, const ljp_reader *r,
  * is folded into it (chunk; function; line of the trace's start) or, with
  * LJP_TRACES_TRACE, stands alone as before. */
 static size_t mem_site(ljp_folder *f, const ljp_mem_event *m,
-                       ljp_flavor flavor, uint32_t ids[3]) {
+                       uint32_t ids[3]) {
   const ljp_frame *loc = &m->loc;
   const ljp_frame *trace = NULL;
   ljp_frame tfn;
@@ -509,9 +511,9 @@ static size_t mem_site(ljp_folder *f, const ljp_mem_event *m,
       ids[0] = ljp_tree_intern(f->t, p->name, p->name_len, LJP_CLASS_LUA);
     ljp_frame fn = *loc;
     fn.line = p->line; /* the function: chunk:linedefined */
-    ids[1] = frame_id(f, &fn, flavor);
+    ids[1] = frame_id(f, &fn);
     if (trace) {
-      ids[2] = frame_id(f, trace, flavor);
+      ids[2] = frame_id(f, trace);
       return ids[2] == UINT32_MAX ? 2 : 3;
     }
     int n = snprintf(buf, sizeof(buf), "line %llu",
@@ -523,27 +525,32 @@ static size_t mem_site(ljp_folder *f, const ljp_mem_event *m,
     ids[0] = ljp_tree_intern(f->t, "INTERNAL", 8, LJP_CLASS_VM);
     return 1;
   }
-  ids[0] = frame_id(f, loc, flavor);
+  ids[0] = frame_id(f, loc);
   return ids[0] == UINT32_MAX ? 0 : 1;
 }
 
 /* The memo slot of m's location, filled on a miss by naming the site;
  * NULL on OOM. */
-static site_slot *site_of(ljp_folder *f, const ljp_mem_event *m,
-                          ljp_flavor flavor) {
+static site_slot *site_of(ljp_folder *f, const ljp_mem_event *m) {
   if (!f->sites && !(f->sites = calloc(SITE_SLOTS, sizeof(*f->sites))))
     return NULL;
   const ljp_frame *loc = &m->loc;
-  uint64_t h = ljp_hash64((uint64_t)(uintptr_t)loc->sym ^ loc->kind);
-  h = ljp_hash64(h ^ (uint64_t)(uintptr_t)loc->proto ^ loc->value);
-  h = ljp_hash64(h ^ loc->line ^ (loc->mcode << 1));
+  /* one mix of the fields spread by odd multipliers: a chain of mixes
+   * would put its latency before the slot's load on every event */
+  uint64_t sym = (uint64_t)(uintptr_t)loc->sym;
+  uint64_t proto = (uint64_t)(uintptr_t)loc->proto;
+  uint64_t h = ljp_hash64(sym ^ proto * 0x9e3779b97f4a7c15ULL ^
+                          loc->value * 0xc2b2ae3d27d4eb4fULL ^
+                          loc->line * 0x165667b19e3779f9ULL ^
+                          loc->mcode * 0x27d4eb2f165667c5ULL ^
+                          (uint64_t)loc->kind << 56);
   site_slot *s = &f->sites[h & (SITE_SLOTS - 1)];
   if (s->used && s->sym == loc->sym && s->proto == loc->proto &&
       s->value == loc->value && s->line == loc->line &&
       s->mcode == loc->mcode && s->kind == (uint32_t)loc->kind)
     return s;
   uint32_t ids[3] = {0, 0, 0};
-  size_t n = mem_site(f, m, flavor, ids);
+  size_t n = mem_site(f, m, ids);
   for (size_t i = 0; i < n; i++)
     if (!ids[i])
       return NULL; /* the slot keeps its old, still valid, contents */
@@ -575,13 +582,13 @@ static ljp_status add_site(ljp_folder *f, site_slot *s, int64_t w,
 }
 
 static ljp_status add_mem(ljp_folder *f, const ljp_mem_event *m,
-                          ljp_flavor flavor, fold_to *to) {
+                          fold_to *to) {
   ljp_weight w = f->o.weight;
   if (w != LJP_WEIGHT_LIVE && m->kind == LJP_MEM_FREE)
     return LJP_OK;
   /* Every event names its site, frees included (live weight): the tree's
    * frames are those of every location seen, in order of first sight. */
-  site_slot *s = site_of(f, m, flavor);
+  site_slot *s = site_of(f, m);
   if (!s)
     return LJP_E_NOMEM;
   if (w == LJP_WEIGHT_BYTES)
@@ -625,13 +632,10 @@ LJP_API ljp_status ljp_folder_add_ex(ljp_folder *f, const ljp_reader *r,
   }
   if (!f || !ev)
     return LJP_E_ARG;
-  ljp_flavor flavor = f->o.flavor != LJP_FLAVOR_AUTO ? f->o.flavor
-                      : r ? ljp_reader_flavor(r)
-                          : LJP_FLAVOR_TARANTOOL;
   f->r = r;
   if (ev->type == LJP_EV_SAMPLE) {
     const ljp_sample *s = &ev->u.sample;
-    st = add_sample_memo(f, r, ev, flavor, &to.leaf);
+    st = add_sample_memo(f, r, ev, &to.leaf);
     to.weight = 1;
     if (out) {
       out->vmstate = s->vmstate;
@@ -641,7 +645,7 @@ LJP_API ljp_status ljp_folder_add_ex(ljp_folder *f, const ljp_reader *r,
       out->flags = s->flags;
     }
   } else if (ev->type == LJP_EV_MEMORY) {
-    st = add_mem(f, &ev->u.mem, flavor, &to);
+    st = add_mem(f, &ev->u.mem, &to);
   }
   if (out && st == LJP_OK) {
     out->leaf = to.leaf;
