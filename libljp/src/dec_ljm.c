@@ -184,12 +184,17 @@ static const uint64_t ljm_dep_rb[8] = {0, 0, ~0ULL, 0, 0, 0, 0, 0};
 static const uint8_t ljm_dep_row[8] = {0, 0, LJM_GEN_PROTO, 0, LJM_GEN_TRACE,
                                        0, 0, 0};
 
+void ljp__dec_ljm_rebase(ljp_reader *r) {
+  for (unsigned src = 0; src < 8; src++)
+    r->ljm_base[src] = (r->syms_gen & ljm_dep_c[src]) +
+                       (r->pc_gen & ljm_dep_pc[src]) +
+                       (r->ljm_rb_gen & ljm_dep_rb[src]);
+}
+
 /* The stamp of a site of source src whose location value is v. */
 static inline uint64_t ljm_stamp(const ljp_reader *r, unsigned src,
                                  uint64_t v) {
-  return (r->syms_gen & ljm_dep_c[src]) + (r->pc_gen & ljm_dep_pc[src]) +
-         (r->ljm_rb_gen & ljm_dep_rb[src]) +
-         r->ljm_gen[ljm_dep_row[src]][ljm_gen_bucket(v)];
+  return r->ljm_base[src] + r->ljm_gen[ljm_dep_row[src]][ljm_gen_bucket(v)];
 }
 
 /* The site of the allocation event at p (LJM_FAST_ROOM bytes readable):
@@ -229,8 +234,7 @@ static inline int ljm_probe_at(const ljp_reader *r, const uint8_t *p,
   q->k0 = k0;
   q->k1 = k1;
   q->len = len;
-  q->site = &r->ljm_sites[(((k0 ^ (k1 * 0x9e3779b97f4a7c15ULL)) *
-                            0xff51afd7ed558ccdULL) >> 32) &
+  q->site = &r->ljm_sites[((k0 ^ k1) * 0xff51afd7ed558ccdULL) >> 32 &
                           (LJM_SITES - 1)];
   return 1;
 }

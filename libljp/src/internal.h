@@ -392,6 +392,9 @@ struct ljp_reader {
   uint64_t ljm_gen[3][1u << LJM_GEN_BITS];
   uint64_t ljm_rb_gen;     /* bumped when a failed record's aliases are
                               taken back */
+  uint64_t ljm_base[8];    /* by source: the part of a site's stamp
+                              summed from syms_gen, pc_gen and ljm_rb_gen;
+                              ljp__dec_ljm_rebase after changing those */
 
   uint64_t need_off;       /* where the last record ran out of bytes */
   const char *need_what;   /* ... and which field it was reading */
@@ -413,6 +416,7 @@ int ljp__dec_ljs2_probe_layout(ljp_reader *r, cursor *c, int *layout);
  * ljp__reader_next_slow, which is ljp_reader_next for every state. */
 ljp_status ljp__dec_ljm_next(ljp_reader *r, const ljp_event **ev);
 ljp_status ljp__reader_next_slow(ljp_reader *r, const ljp_event **ev);
+void ljp__dec_ljm_rebase(ljp_reader *r);
 
 /* Sets the sticky error; returns st. */
 ljp_status ljp__reader_fail(ljp_reader *r, ljp_status st, uint64_t off,

@@ -96,6 +96,7 @@ static int cache_init(ljp_reader *r) {
   r->pc_stamp = calloc(PROTO_CACHE_SIZE, sizeof(*r->pc_stamp));
   r->pc_gen = 1;
   r->tc_gen = 1;
+  ljp__dec_ljm_rebase(r);
   return r->hc_addr && r->hc_sym && r->hc_stamp && r->pc_addr && r->pc_sym &&
                  r->pc_stamp
              ? 0
@@ -260,6 +261,7 @@ int ljp__reader_define(ljp_reader *r, ljp_symbol *def, int initial,
     r->tc_gen++;
     r->ljm_gen[LJM_GEN_TRACE][ljm_gen_bucket(def->traceno)]++;
   }
+  ljp__dec_ljm_rebase(r);
   if (initial)
     r->cnt.symbols_initial[def->kind]++;
   else
@@ -552,6 +554,7 @@ ljp_status ljp__reader_next_slow(ljp_reader *r, const ljp_event **ev) {
       ljp__symtab_aliases_rollback(&r->syms, alias_mark);
       r->pc_gen++; /* cached protos may be among them */
       r->ljm_rb_gen++;
+      ljp__dec_ljm_rebase(r);
     }
     if (LJP_UNLIKELY(r->syms.oom))
       return ljp__reader_fail(r, LJP_E_NOMEM, r->pos, "out of memory");
