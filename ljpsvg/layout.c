@@ -15,10 +15,36 @@ static int64_t width_of(const ljp_tree *t, uint32_t node)
   return w > 0 ? w : 0;
 }
 
-static int cmp_desc(const void *a, const void *b)
+/* The k-th largest (0-based) of w[0..n), k < n; w is reordered.  Only
+ * that value is wanted, not the order: a selection instead of a sort
+ * (graphs of several 100 k boxes are cut to 50 k).  Three-way partitions
+ * around the middle element, so equal widths (common) end a round; the
+ * result does not depend on the pivots. */
+static int64_t kth_largest(int64_t *w, size_t n, size_t k)
 {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return x < y ? 1 : x > y ? -1 : 0;
+  size_t lo = 0, hi = n;   /* the answer is in w[lo..hi) */
+  for (;;) {
+    if (hi - lo == 1)
+      return w[lo];
+    int64_t pivot = w[lo + (hi - lo) / 2], t;
+    /* [lo, gt_end) > pivot, [gt_end, i) == pivot, [lt_start, hi) < pivot */
+    size_t gt_end = lo, i = lo, lt_start = hi;
+    while (i < lt_start) {
+      if (w[i] > pivot) {
+        t = w[gt_end], w[gt_end++] = w[i], w[i++] = t;
+      } else if (w[i] < pivot) {
+        t = w[--lt_start], w[lt_start] = w[i], w[i] = t;
+      } else {
+        i++;
+      }
+    }
+    if (k < gt_end)
+      hi = gt_end;
+    else if (k < lt_start)
+      return pivot;
+    else
+      lo = lt_start;
+  }
 }
 
 /* Keeps the max_frames widest boxes (ties: first in order), always with
@@ -35,11 +61,13 @@ static int cap_boxes(fg_layout *l, size_t max_frames)
   }
   for (size_t i = 0; i < l->n; i++)
     w[i] = l->boxes[i].width;
-  qsort(w + 1, l->n - 1, sizeof *w, cmp_desc);  /* the root always stays */
-  int64_t threshold = w[max_frames - 1];
+  /* The root always stays: the threshold is the (max_frames - 1)-th
+   * widest of the others (the root's own width when it is alone). */
+  int64_t threshold = max_frames < 2 ? w[0]
+                      : kth_largest(w + 1, l->n - 1, max_frames - 2);
   size_t above = 1;
-  for (size_t i = 1; i < l->n && w[i] > threshold; i++)
-    above++;
+  for (size_t i = 1; i < l->n; i++)
+    above += l->boxes[i].width > threshold;
   size_t ties = max_frames - above;
   size_t k = 0;
   uint32_t maxd = 0;

@@ -209,6 +209,60 @@ static ljp_tree *tree_of(const char *text)
   return t;
 }
 
+static int cmp_width_desc(const void *a, const void *b)
+{
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* The widths of boxes 1..n of l, widest first. */
+static int64_t *sorted_widths(const fg_layout *l)
+{
+  int64_t *w = malloc(l->n * sizeof *w);
+  for (size_t i = 1; i < l->n; i++)
+    w[i - 1] = l->boxes[i].width;
+  qsort(w, l->n - 1, sizeof *w, cmp_width_desc);
+  return w;
+}
+
+/* Every cap keeps exactly that many boxes, and they are the widest: the
+ * kept widths are the first of all widths sorted (many equal ones). */
+START_TEST(layout_cap_keeps_widest)
+{
+  char *text = malloc(64 * 400);
+  size_t len = 0;
+  unsigned st = 12345;
+  for (int i = 0; i < 400; i++) {
+    st = st * 1103515245u + 12345u;
+    unsigned a = st >> 16 & 7, b = st >> 20 & 15, c = st >> 24 & 3;
+    len += (size_t)sprintf(text + len, "m;a%u;b%u;c%u %u\n", a, b, c,
+                           1 + (st >> 8 & (i % 2 ? 3 : 1023)));
+  }
+  ljp_tree *t = tree_of(text);
+  fg_layout all;
+  ck_assert_int_eq(fg_layout_build(t, ljp_tree_node_total(t, 0), 0, 0, &all),
+                   0);
+  int64_t *want = sorted_widths(&all);
+  for (size_t cap = 1; cap < all.n; cap += cap < 40 ? 1 : 37) {
+    fg_layout l;
+    ck_assert_int_eq(fg_layout_build(t, ljp_tree_node_total(t, 0), 0, cap, &l),
+                     0);
+    ck_assert_uint_eq(l.n, cap);
+    int64_t *got = sorted_widths(&l);
+    for (size_t i = 0; i + 1 < cap; i++)
+      ck_assert_int_eq(got[i], want[i]);
+    for (size_t i = 1; i < l.n; i++)   /* parents are kept and come first */
+      ck_assert_uint_lt(l.boxes[i].parent, i);
+    free(got);
+    fg_layout_free(&l);
+  }
+  free(want);
+  fg_layout_free(&all);
+  ljp_tree_free(t);
+  free(text);
+}
+END_TEST
+
 START_TEST(layout_prune_and_cap)
 {
   ljp_tree *t = tree_of("m;a 50\nm;b 30\nm;b;x 15\nm;c 4\nm;d 1\n");
@@ -549,6 +603,7 @@ static Suite *svg_suite(void)
   tcase_add_test(tc, folded_shared_prefixes);
   tcase_add_test(tc, folded_reverse_and_binary);
   tcase_add_test(tc, layout_prune_and_cap);
+  tcase_add_test(tc, layout_cap_keeps_widest);
   tcase_add_test(tc, document_names_escaped);
   tcase_add_test(tc, document_widths_add_up);
   tcase_add_test(tc, document_labels_fitted);
