@@ -427,6 +427,7 @@ typedef struct doc {
   int dark;
   unsigned classes;        /* frame classes drawn, for the legend */
   int legend;
+  int plain_countname;     /* valid XML text as it is: titles need no repair */
   /* Geometry (px). */
   double fs, fh, W, H, ypad1, ypad2, graph_h, per_weight;
   size_t diff_rows;        /* rows of the changes table, heading included */
@@ -481,6 +482,12 @@ static int doc_init(doc *g, xmlTextWriterPtr w, const ljp_tree *t,
     palette_background(o->pal.id, NULL, g->bg_top, g->bg_bottom, &g->dark);
   g->classes = o->legend ? classes_present(t, l) : 0;
   g->legend = o->legend && g->classes != 0;
+  size_t cn = strlen(o->countname);
+  if (utf8_repair(o->countname, cn, (size_t)-2, &g->text) == (size_t)-1)
+    return -1;
+  g->plain_countname =
+      g->text.len == cn && (!cn || memcmp(g->text.p, o->countname, cn) == 0);
+  g->text.len = 0;
   doc_geometry(g);
   return 0;
 }
@@ -719,17 +726,22 @@ static int write_frame(doc *g, size_t i)
   } else if (!(name = name_of(&g->nc, f, &len, &cps)))
     return -1;
   CK(frame_title(g, i, name, len));
-  /* The count name is the user's: the title is repaired whole, as
-   * before the writer escapes it. */
-  g->text.len = 0;
-  if (utf8_repair(g->title.p, g->title.len, (size_t)-2, &g->text) ==
-      (size_t)-1)
-    return -1;
+  /* The count name is the user's: unless it is valid text already, the
+   * title is repaired whole, as the writer was given it (the name and the
+   * numbers are valid, and valid pieces make valid text). */
+  const strbuf *tt = &g->title;
+  if (!g->plain_countname) {
+    g->text.len = 0;
+    if (utf8_repair(g->title.p, g->title.len, (size_t)-2, &g->text) ==
+        (size_t)-1)
+      return -1;
+    tt = &g->text;
+  }
   rgb col = frame_color(g, i, f);
   strbuf *r = &g->raw;
   if ((i == 0 ? sb_put(r, LIT("<g class=\"f\" id=\"root\"><title>"))
               : sb_put(r, LIT("<g class=\"f\"><title>"))) ||
-      xmltext_put(r, g->text.p, g->text.len) ||
+      xmltext_put(r, tt->p, tt->len) ||
       sb_put(r, LIT("</title><rect")) ||
       raw_num(r, LIT(" x=\""), x) || raw_num(r, LIT(" y=\""), y) ||
       raw_num(r, LIT(" width=\""), wpx) ||
