@@ -40,10 +40,13 @@ size_t numfmt_fixed2(char *buf, double v)
   if (!(a < FIXED2_LIMIT))          /* also NaN */
     return (size_t)snprintf(buf, NUMFMT_MAX, "%.2f", v);
   double t = a * 100;
-  double fl = floor(t), frac = t - fl;
+  /* Truncation is floor for t >= 0, and cheaper than floor() without
+   * SSE4.1; fl and frac are exact (t < 2^30). */
+  uint64_t fl = (uint64_t)t;
+  double frac = t - (double)fl;
   if (fabs(frac - 0.5) <= TIE_MARGIN)
     return (size_t)snprintf(buf, NUMFMT_MAX, "%.2f", v);
-  uint64_t n = (uint64_t)fl + (frac > 0.5);
+  uint64_t n = fl + (frac > 0.5);
   size_t k = 0;
   if (signbit(v))                   /* printf keeps the sign of -0.001 */
     buf[k++] = '-';
@@ -64,8 +67,8 @@ size_t numfmt_fixed0(char *buf, double v)
   if (a >= 9007199254740992.0) {    /* 2^53: already an integer */
     n = (uint64_t)a;
   } else {
-    double fl = floor(a), frac = a - fl;
-    n = (uint64_t)fl;
+    n = (uint64_t)a;              /* floor, as above */
+    double frac = a - (double)n;
     if (frac > 0.5 || (frac == 0.5 && (n & 1)))
       n++;
   }
