@@ -185,21 +185,25 @@ static const uint8_t ljm_dep_row[8] = {0, 0, LJM_GEN_PROTO, 0, LJM_GEN_TRACE,
                                        0, 0, 0};
 
 void ljp__dec_ljm_rebase(ljp_reader *r) {
-  for (unsigned src = 0; src < 8; src++)
+  for (unsigned src = 0; src < 8; src++) {
     r->ljm_base[src] = (r->syms_gen & ljm_dep_c[src]) +
                        (r->pc_gen & ljm_dep_pc[src]) +
                        (r->ljm_rb_gen & ljm_dep_rb[src]);
+    r->ljm_row[src] = r->ljm_gen[ljm_dep_row[src]];
+  }
 }
 
 /* The stamp of a site of source src whose location value is v. */
 static inline uint64_t ljm_stamp(const ljp_reader *r, unsigned src,
                                  uint64_t v) {
-  return r->ljm_base[src] + r->ljm_gen[ljm_dep_row[src]][ljm_gen_bucket(v)];
+  return r->ljm_base[src] + r->ljm_row[src][ljm_gen_bucket(v)];
 }
 
 /* The site of the allocation event at p (LJM_FAST_ROOM bytes readable):
  * its slot, key and length (header and location).  0 when p holds no
  * event this path takes. */
+#define LJM_EVENTS 0xEEEE0u
+
 typedef struct ljm_probe {
   ljm_site *site;
   uint64_t k0, k1;
@@ -215,8 +219,9 @@ static inline int ljm_probe_at(const ljp_reader *r, const uint8_t *p,
   unsigned src = h >> 2;
   q->ev = h & 3;
   q->src = src;
-  /* No flag, no spare bits, a source 1..4 and not a symbol event. */
-  if (LJP_UNLIKELY(h < 0x04 || h >= 0x14 || q->ev == 0))
+  /* No flag, no spare bits, a source 1..4 and not a symbol event: bit h
+   * of LJM_EVENTS (h 0x05-0x07, 0x09-0x0B, 0x0D-0x0F, 0x11-0x13). */
+  if (LJP_UNLIKELY(!(h < 32 && (LJM_EVENTS >> h & 1))))
     return 0;
   /* The next event starts where this one ends, so its length is on the
    * chain from event to event: taken from the bytes already loaded and
@@ -359,8 +364,11 @@ ljp_status ljp__dec_ljm_next(ljp_reader *r, const ljp_event **ev) {
     if (LJP_LIKELY((e = ljm_blocks(r, p + q.len, p + have, q.ev, q.src)))) {
       /* What ljp__reader_next_slow does after a record, but for what
        * cannot concern it (errors, aliases, the end of the input). */
-      if (r->in.map && pos >= r->in.map_dropped + INPUT_RELEASE_STEP)
+      if (LJP_UNLIKELY(pos >= r->ljm_release_at)) {
         ljp__input_release(&r->in, pos);
+        r->ljm_release_at = r->in.map ? r->in.map_dropped + INPUT_RELEASE_STEP
+                                      : UINT64_MAX;
+      }
       r->ev.offset = pos;
       r->ev.raw = p;
       r->ev.raw_len = (size_t)(e - p);

@@ -395,6 +395,9 @@ struct ljp_reader {
   uint64_t ljm_base[8];    /* by source: the part of a site's stamp
                               summed from syms_gen, pc_gen and ljm_rb_gen;
                               ljp__dec_ljm_rebase after changing those */
+  const uint64_t *ljm_row[8]; /* by source: its row of ljm_gen */
+  uint64_t ljm_release_at; /* where ljp__dec_ljm_next next gives pages of
+                              a mapped input back (0: not known yet) */
 
   uint64_t need_off;       /* where the last record ran out of bytes */
   const char *need_what;   /* ... and which field it was reading */
