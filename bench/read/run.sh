@@ -14,7 +14,8 @@
 # Baselines: `cat FILE >/dev/null` and `ljpdump --summary` (decode only);
 # flamegraph.pl (when its path is given) for ljpsvg, on 20 k collapsed
 # lines made by bench/svg/gen_folded.  CPU time (user + sys), best of
-# REPEAT runs; peak RSS of that run.
+# REPEAT runs; peak RSS of that run.  INPUTS (default "issue.ljp fold.ljp
+# mem.ljm") picks the inputs, e.g. INPUTS=mem.ljm for the memprof rows.
 set -u
 BUILD=$(cd "${1:?usage: run.sh BUILD_DIR [FLAMEGRAPH_PL]}" && pwd)
 FG=${2:-}
@@ -32,10 +33,14 @@ gen() { # gen NAME ljpgen-options...
   [ -s "$f" ] && [ "$(cat "$f.opts" 2>/dev/null)" = "$* $(cksum < "$GEN")" ] && return
   "$GEN" -q -o "$f" "$@" && echo "$* $(cksum < "$GEN")" > "$f.opts"
 }
+INPUTS=${INPUTS:-issue.ljp fold.ljp mem.ljm}
+case " $INPUTS " in *" issue.ljp "*)
 gen issue.ljp --size=38M --depth=404 --host-depth=13 --unique=605 \
-    --recursive=100 --trace-pct=41 --trace-churn=200 --proto-churn=127
-gen fold.ljp --size=38M --depth=400 --unique=1000
-gen mem.ljm --kind=memprof --size=38M --unique=1000
+    --recursive=100 --trace-pct=41 --trace-churn=200 --proto-churn=127 ;; esac
+case " $INPUTS " in *" fold.ljp "*)
+gen fold.ljp --size=38M --depth=400 --unique=1000 ;; esac
+case " $INPUTS " in *" mem.ljm "*)
+gen mem.ljm --kind=memprof --size=38M --unique=1000 ;; esac
 
 # best CMD...: prints "cpu_seconds peak_rss_kib" of the best of REPEAT runs
 best() {
@@ -50,7 +55,7 @@ samples() { "$BUILD/ljpdump/ljpdump" --summary "$1" | sed -n 's/^samples: *//p';
 
 printf '%-28s %-10s %8s %9s %8s %8s %8s\n' command input "cpu s" "MB/s" \
   "RSS MiB" "x cat" "x decode"
-for in in issue.ljp fold.ljp mem.ljm; do
+for in in $INPUTS; do
   f=$WORK/$in
   bytes=$(stat -c %s "$f")
   cat "$f" > /dev/null
