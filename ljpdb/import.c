@@ -17,10 +17,10 @@
 #include "cli_names.h"
 
 #include "batch.h"
+#include "filehash.h"
 #include "intern.h"
 #include "ljp.h"
 #include "schema.h"
-#include "sha256.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -34,7 +34,7 @@
 
 enum {
   ST_SYMBOL, ST_TRACE, ST_SITE, ST_PROFILE,
-  ST_FIND, ST_MAXID_PROFILE,
+  ST_FIND, ST_MAXID_PROFILE, ST_SIZE,
   ST__COUNT
 };
 
@@ -45,6 +45,7 @@ static const char *const stmt_sql[ST__COUNT] = {
   "INSERT INTO profiles VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
   "SELECT id, label FROM profiles WHERE sha256 = ?",
   "SELECT coalesce(max(id), 0) + 1 FROM profiles",
+  "SELECT 1 FROM profiles WHERE size = ? LIMIT 1",
 };
 
 static const char *const delete_sql[] = {
@@ -615,25 +616,26 @@ static int add_mem(importer *im, const ljp_mem_event *m, uint64_t seq) {
   return 0;
 }
 
-/* ---- the input: hash first, so duplicates are skipped unread ---- */
+/* ---- the input: its bytes, and the hash that identifies them ---- */
 
-/* A regular file is read once to hash it, then opened again by the reader,
- * which maps it and gives back the pages behind it (memory stays flat as
- * the file grows).  Mapping it here once, hashing and parsing from that
- * one mapping, cost the same CPU time and kept the whole file resident
- * (docs/performance.md).  Anything else (standard input, a FIFO given by
- * path) cannot be read twice: it is copied to a temporary file while it
- * is hashed, and the reader reads the copy. */
+/* A regular file is hashed from a descriptor of its own while the reader
+ * maps it by path and gives back the pages behind it (memory stays flat
+ * as the file grows).  Mapping it once for both cost the same CPU time and
+ * kept the whole file resident (docs/performance.md).  Anything else
+ * (standard input, a FIFO given by path) cannot be read twice: it is
+ * copied to a temporary file first, and the hash and the reader read the
+ * copy. */
 typedef struct input {
   int fd;                  /* the copy's descriptor, or -1: reopen path */
   FILE *spool;             /* the copy of a stream */
-  uint64_t size;
-  char sha[65];
+  int hash_fd;             /* what the hash reads (then file_hash owns it) */
+  uint64_t size;           /* the file's size; after the hash, bytes hashed */
+  int hashing;             /* hash started and not finished */
+  file_hash hash;
 } input;
 
-/* Hashes fd to its end into h, copying it to in->spool when that is open.
- * 0 or -1 with msg. */
-static int input_read(importer *im, int fd, input *in, sha256_ctx *h) {
+/* Copies the stream fd to its end into in->spool.  0 or -1 with msg. */
+static int input_spool(importer *im, int fd, input *in) {
   uint8_t buf[1 << 16];
   for (;;) {
     ssize_t n = read(fd, buf, sizeof buf);
@@ -643,54 +645,77 @@ static int input_read(importer *im, int fd, input *in, sha256_ctx *h) {
     }
     if (n < 0) return msgf(im, "read error: %s", strerror(errno)), -1;
     if (n == 0) break;
-    sha256_update(h, buf, (size_t)n);
     in->size += (uint64_t)n;
-    if (in->spool && fwrite(buf, 1, (size_t)n, in->spool) != (size_t)n)
+    if (fwrite(buf, 1, (size_t)n, in->spool) != (size_t)n)
       return msgf(im, "cannot write the temporary file: %s", strerror(errno)),
              -1;
   }
-  if (!in->spool) return 0;
   if (fflush(in->spool) || fseek(in->spool, 0, SEEK_SET))
     return msgf(im, "cannot read the temporary file: %s", strerror(errno)),
            -1;
   in->fd = fileno(in->spool);
+  /* The hash reads with pread(), the reader with read(): sharing the
+   * file offset is harmless. */
+  in->hash_fd = dup(in->fd);
+  if (in->hash_fd < 0)
+    return msgf(im, "cannot read the temporary file: %s", strerror(errno)),
+           -1;
   return 0;
 }
 
-/* Hashes the file at path (or spools and hashes stdin).  0 or -1 with msg. */
+/* Opens the file at path (or spools stdin), leaving it ready to hash and
+ * to read; in->size is known.  0 or -1 with msg. */
 static int input_open(importer *im, const char *path, input *in) {
-  sha256_ctx h;
-  uint8_t d[32];
   struct stat sb;
   int is_stdin = strcmp(path, "-") == 0, fd, rc;
   memset(in, 0, sizeof *in);
-  in->fd = -1;
-  sha256_init(&h);
+  in->fd = in->hash_fd = -1;
   if (is_stdin) {
     fd = STDIN_FILENO;
   } else {
-    fd = open(path, O_RDONLY);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return msgf(im, "%s", strerror(errno)), -1;
   }
   rc = -1;
-  if (fstat(fd, &sb) != 0)
+  if (fstat(fd, &sb) != 0) {
     msgf(im, "%s", strerror(errno));
-  else if (S_ISDIR(sb.st_mode))
+  } else if (S_ISDIR(sb.st_mode)) {
     msgf(im, "is a directory");
-  else if (!is_stdin && S_ISREG(sb.st_mode))
-    rc = input_read(im, fd, in, &h);
-  else if (!(in->spool = tmpfile())) /* deleted when closed */
+  } else if (!is_stdin && S_ISREG(sb.st_mode)) {
+    in->hash_fd = fd;
+    in->size = (uint64_t)sb.st_size;
+    return 0;
+  } else if (!(in->spool = tmpfile())) { /* deleted when closed */
     msgf(im, "cannot create a temporary file: %s", strerror(errno));
-  else
-    rc = input_read(im, fd, in, &h);
+  } else {
+    rc = input_spool(im, fd, in);
+  }
   if (!is_stdin) close(fd);
-  if (rc) return -1;
-  sha256_final(&h, d);
-  sha256_hex(d, in->sha);
+  return rc;
+}
+
+/* Starts the hash: on a thread of its own (threaded), or done on return. */
+static void hash_begin(input *in, int threaded) {
+  file_hash_start(&in->hash, in->hash_fd, threaded);
+  in->hash_fd = -1;
+  in->hashing = 1;
+}
+
+/* Waits for the hash; in->size becomes the bytes hashed (what the
+ * profiles row records).  0 or -1 with msg. */
+static int hash_end(importer *im, input *in) {
+  in->hashing = 0;
+  int e = file_hash_finish(&in->hash);
+  if (e) return msgf(im, "read error: %s", strerror(e)), -1;
+  in->size = in->hash.size;
   return 0;
 }
 
 static void input_close(input *in) {
+  if (in->hashing) file_hash_abandon(&in->hash);
+  in->hashing = 0;
+  if (in->hash_fd >= 0) close(in->hash_fd);
+  in->hash_fd = -1;
   if (in->spool) fclose(in->spool);
   in->spool = NULL;
 }
@@ -861,6 +886,17 @@ static int64_t find_profile(importer *im, const char *sha, char *label,
   return id < 0 ? db_fail(im, "find profile") : id;
 }
 
+/* Whether a profile of this many bytes is in the database: 1, 0, or -1
+ * on error.  Only then can the file be one already imported. */
+static int size_known(importer *im, uint64_t size) {
+  sqlite3_stmt *st = im->st[ST_SIZE];
+  bind_u64(st, 1, size);
+  int rc = sqlite3_step(st);
+  sqlite3_reset(st);
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) return db_fail(im, "find size");
+  return rc == SQLITE_ROW;
+}
+
 static int delete_profile(importer *im, int64_t id) {
   for (const char *const *sql = delete_sql; *sql; sql++) {
     sqlite3_stmt *st;
@@ -920,7 +956,7 @@ static int insert_profile(importer *im, const char *path, const char *label,
   bind_u64(st, 18, c->max_lua_depth);
   bind_u64(st, 19, c->max_host_depth);
   bind_u64(st, 20, in->size);
-  sqlite3_bind_text(st, 21, in->sha, -1, SQLITE_STATIC);
+  sqlite3_bind_text(st, 21, in->hash.sha, -1, SQLITE_STATIC);
   sqlite3_bind_text(st, 22, when, -1, SQLITE_TRANSIENT);
   if (kind == LJP_KIND_SYSPROF &&
       ljp_reader_event_version(im->r) == LJP_LJP_VERSION_X1) {
@@ -982,47 +1018,53 @@ static int read_events(importer *im, uint64_t total) {
   return (int)s;
 }
 
-import_result import_file(importer *im, const char *path, int64_t *profile_id,
-                          char *msg, size_t msglen) {
-  input in;
+/* The already-imported check needs the hash; the rows do not.  When no
+ * profile has the file's size, none can have its bytes: the hash runs
+ * beside the import (filehash.h) and is checked at the end, where the file
+ * is almost always found new.  Otherwise the file is hashed first, so a
+ * duplicate is skipped unread.  Should the check at the end find the file
+ * after all (it changed size under the import, or opt.hash_late), the rows
+ * are rolled back and it is skipped; with --replace *retry is set and the
+ * caller calls again with the hash known, since a replaced profile keeps
+ * its id. */
+static import_result import_one(importer *im, const char *path, input *in,
+                                int64_t *profile_id, int *retry) {
   char label[256], old_label[256];
   import_result res = IMPORT_OK;
   int64_t old = 0;
+  int late = 0, hashed = in->hash.sha[0] != 0;
 
-  im->err = msg;
-  im->errlen = msglen;
-  msg[0] = 0;
-  *profile_id = 0;
   reset_file_state(im);
-  if (input_open(im, path, &in)) {
-    input_close(&in);
-    return IMPORT_FAILED;
+  if (!hashed) {
+    int known = size_known(im, in->size);
+    if (known < 0) return IMPORT_FATAL;
+    late = !known || im->opt.hash_late;
+    if (!late) {
+      hash_begin(in, 0);
+      if (hash_end(im, in)) return IMPORT_FAILED;
+    }
   }
-  if (im->opt.stop && *im->opt.stop) {
-    input_close(&in);
-    return IMPORT_INTERRUPTED;
-  }
-  old = find_profile(im, in.sha, old_label, sizeof old_label);
-  if (old < 0) {
-    input_close(&in);
-    return IMPORT_FATAL;
-  }
-  if (old > 0 && !im->opt.replace) {
-    msgf(im, "already imported as profile %lld (%s); skipped",
-         (long long)old, old_label);
-    *profile_id = old;
-    input_close(&in);
-    return IMPORT_SKIPPED;
+  if (im->opt.stop && *im->opt.stop) return IMPORT_INTERRUPTED;
+  if (!late) {
+    old = find_profile(im, in->hash.sha, old_label, sizeof old_label);
+    if (old < 0) return IMPORT_FATAL;
+    if (old > 0 && !im->opt.replace) {
+      msgf(im, "already imported as profile %lld (%s); skipped",
+           (long long)old, old_label);
+      *profile_id = old;
+      return IMPORT_SKIPPED;
+    }
   }
   if (im->opt.label)
     snprintf(label, sizeof label, "%s", im->opt.label);
   else
     default_label(path, label, sizeof label);
 
-  if (exec(im, "SAVEPOINT import_file")) {
-    input_close(&in);
-    return IMPORT_FATAL;
-  }
+  /* A duplicate found at the end gives its ids back, so the rows after it
+   * get the ids they would have had with the hash first. */
+  const int64_t ids[5] = {im->next_symbol, im->next_path, im->next_trace,
+                          im->next_site, im->next_alloc};
+  if (exec(im, "SAVEPOINT import_file")) return IMPORT_FATAL;
   if (old > 0) {
     /* A replaced profile keeps its id, so queries naming it still work. */
     if (delete_profile(im, old)) goto fatal;
@@ -1034,7 +1076,8 @@ import_result import_file(importer *im, const char *path, int64_t *profile_id,
       goto fatal;
     }
   }
-  ljp_status s = cli_reader_open(&im->r, path, in.fd, NULL, 0,
+  if (late) hash_begin(in, 1);
+  ljp_status s = cli_reader_open(&im->r, path, in->fd, NULL, 0,
                                  LJP_FLAVOR_AUTO, im->opt.limits);
   if (!im->r) {
     msgf(im, "out of memory");
@@ -1045,7 +1088,7 @@ import_result import_file(importer *im, const char *path, int64_t *profile_id,
     goto failed;
   }
   im->flavor = ljp_reader_flavor(im->r);
-  int rc = read_events(im, in.size);
+  int rc = read_events(im, in->size);
   if (rc == READ_DB_FAILED) goto fatal;
   if (rc == READ_STOPPED) {
     res = IMPORT_INTERRUPTED;
@@ -1059,8 +1102,26 @@ import_result import_file(importer *im, const char *path, int64_t *profile_id,
     msgf(im, "%s", ljp_reader_error(im->r));
     goto failed;
   }
+  if (late) {
+    if (hash_end(im, in)) goto failed;
+    old = find_profile(im, in->hash.sha, old_label, sizeof old_label);
+    if (old < 0) goto fatal;
+    if (old > 0) {
+      res = IMPORT_SKIPPED;
+      if (im->opt.replace)
+        *retry = 1;
+      else
+        msgf(im, "already imported as profile %lld (%s); skipped",
+             (long long)old, old_label);
+      *profile_id = old;
+      im->next_symbol = ids[0], im->next_path = ids[1];
+      im->next_trace = ids[2], im->next_site = ids[3];
+      im->next_alloc = ids[4];
+      goto out_rollback;
+    }
+  }
   if (flush_rows(im) ||
-      insert_profile(im, path, label, &in, res == IMPORT_OK))
+      insert_profile(im, path, label, in, res == IMPORT_OK))
     goto fatal;
   if (exec(im, "RELEASE import_file")) goto fatal;
   *profile_id = im->profile_id;
@@ -1080,6 +1141,36 @@ out:
   tree_end(im); /* the rows are written: the tree is not needed again */
   ljp_reader_free(im->r);
   im->r = NULL;
+  if (in->hashing) file_hash_abandon(&in->hash);
+  in->hashing = 0;
+  return res;
+}
+
+import_result import_file(importer *im, const char *path, int64_t *profile_id,
+                          char *msg, size_t msglen) {
+  int retry = 0;
+  im->err = msg;
+  im->errlen = msglen;
+  msg[0] = 0;
+  *profile_id = 0;
+  input in;
+  if (input_open(im, path, &in)) {
+    input_close(&in);
+    return IMPORT_FAILED;
+  }
+  import_result res = import_one(im, path, &in, profile_id, &retry);
+  if (retry) {
+    msg[0] = 0;
+    *profile_id = 0;
+    retry = 0;
+    /* The copy of a stream is read again from its start. */
+    if (in.fd >= 0 && lseek(in.fd, 0, SEEK_SET) != 0) {
+      msgf(im, "cannot read the temporary file: %s", strerror(errno));
+      res = IMPORT_FAILED;
+    } else {
+      res = import_one(im, path, &in, profile_id, &retry);
+    }
+  }
   input_close(&in);
   return res;
 }

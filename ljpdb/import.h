@@ -33,6 +33,9 @@ typedef struct import_options {
   const ljp_limits *limits;    /* reader limits; NULL: libljp's defaults */
   ljp_srcnames *sources;       /* function names from Lua sources (stored in
                                   symbols.function), or NULL for none */
+  int hash_late;           /* tests: hash beside the import even when a
+                              profile of the file's size exists, so the
+                              already-imported check runs at the end */
 } import_options;
 
 typedef enum import_result {
