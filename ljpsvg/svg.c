@@ -423,6 +423,8 @@ typedef struct doc {
   strbuf label, title;     /* scratch for frame labels and titles */
   strbuf text;             /* scratch: a title repaired */
   strbuf raw;              /* frames built here, written in large chunks */
+  strbuf rows;             /* attributes shared by a depth's boxes */
+  size_t *row_off;         /* their offsets in rows (see row_attrs) */
   char bg_top[8], bg_bottom[8];
   int dark;
   unsigned classes;        /* frame classes drawn, for the legend */
@@ -502,6 +504,8 @@ static void doc_free(doc *g)
   sb_free(&g->title);
   sb_free(&g->text);
   sb_free(&g->raw);
+  sb_free(&g->rows);
+  free(g->row_off);
 }
 
 /* --notes as a comment, which may not hold "--": such pairs are broken. */
@@ -691,6 +695,44 @@ static int raw_num(strbuf *r, const char *attr_eq, size_t attr_len, double v)
 /* A string literal and its length. */
 #define LIT(s) s, sizeof s - 1
 
+/* The y of the boxes at a depth. */
+static double row_y(const doc *g, uint32_t depth)
+{
+  return g->o->inverted ? g->ypad1 + (double)depth * g->fh
+                        : g->ypad1 + (double)(g->l->max_depth - depth) * g->fh;
+}
+
+/* The attributes every box of a depth shares, formatted once per depth
+ * instead of once per box: entry 2d is the ' y="..."' of the rectangles
+ * at depth d, 2d + 1 that of their labels; the last entry is the
+ * rectangles' ' height="..."'.  Entry k is rows[row_off[k]..row_off[k+1]). */
+static int row_attrs(doc *g)
+{
+  size_t depths = (size_t)g->l->max_depth + 1;
+  g->row_off = malloc((2 * depths + 2) * sizeof *g->row_off);
+  if (!g->row_off)
+    return -1;
+  strbuf *s = &g->rows;
+  for (size_t d = 0; d < depths; d++) {
+    double y = row_y(g, (uint32_t)d);
+    g->row_off[2 * d] = s->len;
+    CK(raw_num(s, LIT(" y=\""), y));
+    g->row_off[2 * d + 1] = s->len;
+    CK(raw_num(s, LIT(" y=\""), y + g->fh / 2 + 3));
+  }
+  g->row_off[2 * depths] = s->len;
+  CK(raw_num(s, LIT(" height=\""), g->fh - 1));
+  g->row_off[2 * depths + 1] = s->len;
+  return 0;
+}
+
+/* Appends entry k of row_attrs. */
+static int row_attr(strbuf *r, const doc *g, size_t k)
+{
+  return sb_put(r, g->rows.p + g->row_off[k],
+                g->row_off[k + 1] - g->row_off[k]);
+}
+
 /* Hands the frames built so far to the writer. */
 static int raw_flush(doc *g)
 {
@@ -712,11 +754,9 @@ static int raw_flush(doc *g)
 static int write_frame(doc *g, size_t i)
 {
   const fg_box *b = &g->l->boxes[i];
-  double fh = g->fh;
   double x = XPAD + (double)b->start * g->per_weight;
   double wpx = (double)b->width * g->per_weight;
-  double y = g->o->inverted ? g->ypad1 + (double)b->depth * fh
-                            : g->ypad1 + (double)(g->l->max_depth - b->depth) * fh;
+  size_t depths = (size_t)g->l->max_depth + 1;
   const char *name;
   size_t len, cps;
   uint32_t f = b->node ? ljp_tree_node_frame(g->t, b->node) : 0;
@@ -743,9 +783,8 @@ static int write_frame(doc *g, size_t i)
               : sb_put(r, LIT("<g class=\"f\"><title>"))) ||
       xmltext_put(r, tt->p, tt->len) ||
       sb_put(r, LIT("</title><rect")) ||
-      raw_num(r, LIT(" x=\""), x) || raw_num(r, LIT(" y=\""), y) ||
-      raw_num(r, LIT(" width=\""), wpx) ||
-      raw_num(r, LIT(" height=\""), fh - 1) ||
+      raw_num(r, LIT(" x=\""), x) || row_attr(r, g, 2 * (size_t)b->depth) ||
+      raw_num(r, LIT(" width=\""), wpx) || row_attr(r, g, 2 * depths) ||
       sb_put(r, LIT(" fill=\"rgb(")) || xmltext_int(r, col.r) ||
       sb_put(r, ",", 1) || xmltext_int(r, col.g) || sb_put(r, ",", 1) ||
       xmltext_int(r, col.b) || sb_put(r, LIT(")\"/>")))
@@ -753,7 +792,7 @@ static int write_frame(doc *g, size_t i)
   CK(fit_label(&g->label, name, len, cps, wpx, g->o));
   if (g->label.len &&
       (sb_put(r, LIT("<text")) || raw_num(r, LIT(" x=\""), x + 3) ||
-       raw_num(r, LIT(" y=\""), y + fh / 2 + 3) || sb_put(r, ">", 1) ||
+       row_attr(r, g, 2 * (size_t)b->depth + 1) || sb_put(r, ">", 1) ||
        xmltext_put(r, g->label.p, g->label.len) ||
        sb_put(r, LIT("</text>"))))
     return -1;
@@ -768,6 +807,7 @@ static int write_frames(doc *g)
   xmlTextWriterPtr w = g->w;
   CK(xmlTextWriterStartElement(w, BAD_CAST "g"));
   CK(attr(w, "id", "frames"));
+  CK(row_attrs(g));
   for (size_t i = 0; i < g->l->n; i++)
     CK(write_frame(g, i));
   CK(raw_flush(g));
