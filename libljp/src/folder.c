@@ -54,13 +54,18 @@ typedef struct fold_to {
   int64_t weight;
 } fold_to;
 
-/* Samples repeat: the same record bytes at the same symbol epoch fold to
+/* Samples repeat: the same record bytes against the same symbols fold to
  * the same leaf, so a direct-mapped memo of recent records skips merging,
  * naming and the trie walk.  It is bounded (MEMO_SLOTS records), so memory
- * does not grow with the stream. */
+ * does not grow with the stream.  "The same symbols" is a stamp (see
+ * sample_stamp); the frame-id memo needs none. */
 #define MEMO_SLOTS 4096
+typedef struct memo_stamp {
+  uint64_t a, b;
+} memo_stamp;
 typedef struct memo_slot {
-  uint64_t hash, epoch;
+  uint64_t hash;
+  memo_stamp st;
   uint8_t *raw;
   size_t len, cap;
   uint32_t leaf;
@@ -317,15 +322,15 @@ static int reserve_ids(ljp_folder *f, size_t n) {
 
 /* Looks key up in a memo; a hit gives its leaf. */
 static memo_slot *memo_find(memo_slot *memo, const void *key, size_t len,
-                            uint64_t h, uint64_t epoch, int *hit) {
+                            uint64_t h, memo_stamp st, int *hit) {
   memo_slot *m = &memo[h & (MEMO_SLOTS - 1)];
-  *hit = m->raw && m->hash == h && m->epoch == epoch && m->len == len &&
-         memcmp(m->raw, key, len) == 0;
+  *hit = m->raw && m->hash == h && m->st.a == st.a && m->st.b == st.b &&
+         m->len == len && memcmp(m->raw, key, len) == 0;
   return m;
 }
 
 static void memo_store(memo_slot *m, const void *key, size_t len, uint64_t h,
-                       uint64_t epoch, uint32_t leaf) {
+                       memo_stamp st, uint32_t leaf) {
   if (m->cap < len) {
     uint8_t *nr = realloc(m->raw, len);
     if (!nr)
@@ -337,7 +342,7 @@ static void memo_store(memo_slot *m, const void *key, size_t len, uint64_t h,
     memcpy(m->raw, key, len);
   m->len = len;
   m->hash = h;
-  m->epoch = epoch;
+  m->st = st;
   m->leaf = leaf;
 }
 
@@ -349,7 +354,8 @@ static ljp_status add_stack(ljp_folder *f, const uint32_t *ids, size_t n,
   size_t len = n * sizeof(*ids);
   uint64_t h = ljp_hash_bytes(ids, len);
   int hit;
-  memo_slot *m = memo_find(f->smemo, ids, len, h, 0, &hit);
+  memo_stamp none = {0, 0};
+  memo_slot *m = memo_find(f->smemo, ids, len, h, none, &hit);
   if (hit) {
     *leaf = m->leaf;
     return ljp_tree_add_at(f->t, m->leaf, 1) == UINT32_MAX ? LJP_E_NOMEM
@@ -358,7 +364,7 @@ static ljp_status add_stack(ljp_folder *f, const uint32_t *ids, size_t n,
   *leaf = ljp_tree_add(f->t, ids, n, 1);
   if (*leaf == UINT32_MAX)
     return LJP_E_NOMEM;
-  memo_store(m, ids, len, h, 0, *leaf);
+  memo_store(m, ids, len, h, none, *leaf);
   return LJP_OK;
 }
 
@@ -418,6 +424,22 @@ static size_t x1_stack_bytes(const ljp_event *ev) {
   return off < ev->raw_len ? off : 0;
 }
 
+/* What a sample's frames were resolved against.  A trace sample names
+ * its trace, so any definition may change it: the symbol epoch.  Other
+ * stacks resolve through prototypes and C symbols only, and the reader
+ * counts exactly the definitions that change those (the generation of C
+ * symbols, the epoch of prototype resolution: what its own record memo
+ * is stamped with), so new traces, objects and unused prototypes, which
+ * streams define all the time, leave these records memoised. */
+static memo_stamp sample_stamp(const ljp_reader *r, const ljp_sample *s) {
+  memo_stamp st = {r->syms_epoch, 0};
+  if (s->vmstate != LJP_VMST_TRACE) {
+    st.a = r->syms_gen;
+    st.b = (r->lua_epoch << 1) | 1;
+  }
+  return st;
+}
+
 /* Adds weight 1 at a leaf a memo remembered. */
 static ljp_status add_at(ljp_folder *f, uint32_t leaf, uint32_t *out) {
   *out = leaf;
@@ -436,16 +458,16 @@ static ljp_status add_sample_memo(ljp_folder *f, const ljp_reader *r,
     return LJP_E_NOMEM;
   const uint8_t *key = ev->raw;
   size_t klen = ev->raw_len;
-  uint64_t epoch = ljp_reader_symbol_epoch(r);
+  memo_stamp stamp = sample_stamp(r, &ev->u.sample);
   size_t skip = x1_stack_bytes(ev);
   if (skip) {
     /* The header and flags left the key, so the vmstate (which may name
      * a frame) and the flags (an incomplete host stack gets a mark) join
-     * the epoch instead. */
+     * the stamp instead (counters of definitions never reach 2^55). */
     key += skip;
     klen -= skip;
-    epoch = (epoch << 8) | ((uint64_t)(ev->u.sample.flags & 0xf) << 4) |
-            (uint64_t)(ev->u.sample.vmstate & 0xf);
+    stamp.b = (stamp.b << 8) | ((uint64_t)(ev->u.sample.flags & 0xf) << 4) |
+              (uint64_t)(ev->u.sample.vmstate & 0xf);
   }
   uint64_t tok = ljp_reader_stack_token(r);
   size_t ti = 0;
@@ -462,14 +484,14 @@ static ljp_status add_sample_memo(ljp_folder *f, const ljp_reader *r,
   }
   uint64_t h = ljp_hash_bytes(key, klen);
   int hit;
-  memo_slot *m = memo_find(f->memo, key, klen, h, epoch, &hit);
+  memo_slot *m = memo_find(f->memo, key, klen, h, stamp, &hit);
   ljp_status st;
   if (hit) {
     st = add_at(f, m->leaf, leaf);
   } else {
     st = add_sample(f, &ev->u.sample, leaf);
     if (st == LJP_OK)
-      memo_store(m, key, klen, h, epoch, *leaf);
+      memo_store(m, key, klen, h, stamp, *leaf);
   }
   if (st == LJP_OK && tkey) {
     f->tmemo[ti].key = tkey;

@@ -279,6 +279,48 @@ START_TEST(leaf_on_first_sight_and_memo_hits)
 }
 END_TEST
 
+/* Short records get no stack token, so repeats fold through the memo of
+ * record bytes, which outlives definitions that cannot change a stack's
+ * names (a new trace) but not those that can: a C symbol, a prototype or
+ * the sampled trace redefined mid-stream must give the same bytes their
+ * new names. */
+START_TEST(record_memo_after_redefinition)
+{
+  ljp_writer *w = sysprof_begin();
+  ljp_frame lua[] = {LF(P_MAIN, 0), LF(P_F, 4)};
+  uint64_t h1[] = {A_MAIN, A_PCALL, A_VMPCALL};
+  sample(w, LJP_VMST_LFUNC, lua, 2, h1, N(h1), 0x10);             /* 0 */
+  sample(w, LJP_VMST_LFUNC, lua, 2, h1, N(h1), 0x10);             /* 1 */
+  ck_assert_int_eq(ljp_write_event_cfunc(w, A_PCALL, "pcall2", 6), LJP_OK);
+  sample(w, LJP_VMST_LFUNC, lua, 2, h1, N(h1), 0x10);             /* 2 */
+  ck_assert_int_eq(ljp_write_event_lfunc(w, P_F, "@z.lua", 6, 9), LJP_OK);
+  sample(w, LJP_VMST_LFUNC, lua, 2, h1, N(h1), 0x10);             /* 3 */
+  /* a trace of its own: these bytes stay memoised, and still right */
+  ck_assert_int_eq(ljp_write_event_trace(w, 7, P_G, 21), LJP_OK);
+  sample(w, LJP_VMST_LFUNC, lua, 2, h1, N(h1), 0x10);             /* 4 */
+  ck_assert_int_eq(ljp_write_trace_sample(w, 1, P_F, 4), LJP_OK); /* 5 */
+  ck_assert_int_eq(ljp_write_event_trace(w, 1, P_G, 21), LJP_OK);
+  ck_assert_int_eq(ljp_write_trace_sample(w, 1, P_F, 4), LJP_OK); /* 6 */
+  folded r;
+  fold_checked(w, NULL, NULL, &r);
+  ck_assert_uint_eq(r.n, 7);
+  const char *a = "main;lua_pcall;lj_vm_pcall;@a.lua:0;@a.lua:4";
+  ck_assert_str_eq(path_of(r.t, r.rep[0].leaf), a);
+  ck_assert_uint_eq(r.rep[1].leaf, r.rep[0].leaf);
+  ck_assert_str_eq(path_of(r.t, r.rep[2].leaf),
+                   "main;pcall2;lj_vm_pcall;@a.lua:0;@a.lua:4");
+  const char *z = "main;pcall2;lj_vm_pcall;@a.lua:0;@z.lua:4";
+  ck_assert_str_eq(path_of(r.t, r.rep[3].leaf), z);
+  ck_assert_str_eq(path_of(r.t, r.rep[4].leaf), z);
+  char t5[256];
+  snprintf(t5, sizeof(t5), "%s", path_of(r.t, r.rep[5].leaf));
+  const char *t6 = path_of(r.t, r.rep[6].leaf);
+  ck_assert_msg(strstr(t5, "TRACE [1] @z.lua:5") != NULL, "before: %s", t5);
+  ck_assert_msg(strstr(t6, "TRACE [1] @b.lua:21") != NULL, "after: %s", t6);
+  ljp_tree_free(r.t);
+}
+END_TEST
+
 /* x1: the memos skip time, coroutine and flags, the report must not. */
 START_TEST(x1_metadata_on_memo_hits)
 {
@@ -817,6 +859,7 @@ int main(void)
   Suite *s = suite_create("model");
   TCase *tc = tcase_create("model");
   tcase_add_test(tc, leaf_on_first_sight_and_memo_hits);
+  tcase_add_test(tc, record_memo_after_redefinition);
   tcase_add_test(tc, x1_metadata_on_memo_hits);
   tcase_add_test(tc, x1_flags_change_the_stack);
   tcase_add_test(tc, memprof_reports);
