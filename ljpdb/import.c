@@ -623,20 +623,31 @@ static int add_mem(importer *im, const ljp_mem_event *m, uint64_t seq) {
  * as the file grows).  Mapping it once for both cost the same CPU time and
  * kept the whole file resident (docs/performance.md).  Anything else
  * (standard input, a FIFO given by path) cannot be read twice: it is
- * copied to a temporary file first, and the hash and the reader read the
- * copy. */
+ * copied to a temporary file, hashed from the copy as the copy grows, and
+ * the reader reads the copy.  The hash starts when the file is opened and
+ * runs on a thread of its own (filehash.h); import_one decides when it
+ * must be waited for. */
 typedef struct input {
   int fd;                  /* the copy's descriptor, or -1: reopen path */
   FILE *spool;             /* the copy of a stream */
-  int hash_fd;             /* what the hash reads (then file_hash owns it) */
   uint64_t size;           /* the file's size; after the hash, bytes hashed */
   int hashing;             /* hash started and not finished */
   file_hash hash;
 } input;
 
-/* Copies the stream fd to its end into in->spool.  0 or -1 with msg. */
+/* Copies the stream fd to its end into in->spool, hashing the copy as it
+ * grows.  0 or -1 with msg. */
 static int input_spool(importer *im, int fd, input *in) {
   uint8_t buf[1 << 16];
+  int out = fileno(in->spool);
+  /* The hash reads with pread(), the reader with read(): sharing the
+   * file offset is harmless. */
+  int hash_fd = dup(out);
+  if (hash_fd < 0)
+    return msgf(im, "cannot read the temporary file: %s", strerror(errno)),
+           -1;
+  file_hash_follow(&in->hash, hash_fd);
+  in->hashing = 1;
   for (;;) {
     ssize_t n = read(fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) {
@@ -645,31 +656,31 @@ static int input_spool(importer *im, int fd, input *in) {
     }
     if (n < 0) return msgf(im, "read error: %s", strerror(errno)), -1;
     if (n == 0) break;
+    for (ssize_t done = 0, w; done < n; done += w) {
+      w = write(out, buf + done, (size_t)(n - done));
+      if (w < 0 && errno == EINTR) w = 0;
+      else if (w < 0)
+        return msgf(im, "cannot write the temporary file: %s",
+                    strerror(errno)), -1;
+    }
     in->size += (uint64_t)n;
-    if (fwrite(buf, 1, (size_t)n, in->spool) != (size_t)n)
-      return msgf(im, "cannot write the temporary file: %s", strerror(errno)),
-             -1;
+    file_hash_grow(&in->hash, in->size, 0);
   }
-  if (fflush(in->spool) || fseek(in->spool, 0, SEEK_SET))
+  file_hash_grow(&in->hash, in->size, 1);
+  if (lseek(out, 0, SEEK_SET) != 0)
     return msgf(im, "cannot read the temporary file: %s", strerror(errno)),
            -1;
-  in->fd = fileno(in->spool);
-  /* The hash reads with pread(), the reader with read(): sharing the
-   * file offset is harmless. */
-  in->hash_fd = dup(in->fd);
-  if (in->hash_fd < 0)
-    return msgf(im, "cannot read the temporary file: %s", strerror(errno)),
-           -1;
+  in->fd = out;
   return 0;
 }
 
-/* Opens the file at path (or spools stdin), leaving it ready to hash and
- * to read; in->size is known.  0 or -1 with msg. */
+/* Opens the file at path (or spools stdin) and starts its hash; in->size
+ * is known.  0 or -1 with msg. */
 static int input_open(importer *im, const char *path, input *in) {
   struct stat sb;
   int is_stdin = strcmp(path, "-") == 0, fd, rc;
   memset(in, 0, sizeof *in);
-  in->fd = in->hash_fd = -1;
+  in->fd = -1;
   if (is_stdin) {
     fd = STDIN_FILENO;
   } else {
@@ -682,8 +693,9 @@ static int input_open(importer *im, const char *path, input *in) {
   } else if (S_ISDIR(sb.st_mode)) {
     msgf(im, "is a directory");
   } else if (!is_stdin && S_ISREG(sb.st_mode)) {
-    in->hash_fd = fd;
     in->size = (uint64_t)sb.st_size;
+    file_hash_start(&in->hash, fd, 1);
+    in->hashing = 1;
     return 0;
   } else if (!(in->spool = tmpfile())) { /* deleted when closed */
     msgf(im, "cannot create a temporary file: %s", strerror(errno));
@@ -692,13 +704,6 @@ static int input_open(importer *im, const char *path, input *in) {
   }
   if (!is_stdin) close(fd);
   return rc;
-}
-
-/* Starts the hash: on a thread of its own (threaded), or done on return. */
-static void hash_begin(input *in, int threaded) {
-  file_hash_start(&in->hash, in->hash_fd, threaded);
-  in->hash_fd = -1;
-  in->hashing = 1;
 }
 
 /* Waits for the hash; in->size becomes the bytes hashed (what the
@@ -714,11 +719,11 @@ static int hash_end(importer *im, input *in) {
 static void input_close(input *in) {
   if (in->hashing) file_hash_abandon(&in->hash);
   in->hashing = 0;
-  if (in->hash_fd >= 0) close(in->hash_fd);
-  in->hash_fd = -1;
   if (in->spool) fclose(in->spool);
   in->spool = NULL;
 }
+
+
 
 static void default_label(const char *path, char *out, size_t cap) {
   if (strcmp(path, "-") == 0) {
@@ -1019,10 +1024,10 @@ static int read_events(importer *im, uint64_t total) {
 }
 
 /* The already-imported check needs the hash; the rows do not.  When no
- * profile has the file's size, none can have its bytes: the hash runs
+ * profile has the file's size, none can have its bytes: the hash goes on
  * beside the import (filehash.h) and is checked at the end, where the file
- * is almost always found new.  Otherwise the file is hashed first, so a
- * duplicate is skipped unread.  Should the check at the end find the file
+ * is almost always found new.  Otherwise the hash is waited for first, so
+ * a duplicate is skipped unread.  Should the check at the end find the file
  * after all (it changed size under the import, or opt.hash_late), the rows
  * are rolled back and it is skipped; with --replace *retry is set and the
  * caller calls again with the hash known, since a replaced profile keeps
@@ -1032,17 +1037,14 @@ static import_result import_one(importer *im, const char *path, input *in,
   char label[256], old_label[256];
   import_result res = IMPORT_OK;
   int64_t old = 0;
-  int late = 0, hashed = in->hash.sha[0] != 0;
+  int late = 0;
 
   reset_file_state(im);
-  if (!hashed) {
+  if (in->hashing) {
     int known = size_known(im, in->size);
     if (known < 0) return IMPORT_FATAL;
     late = !known || im->opt.hash_late;
-    if (!late) {
-      hash_begin(in, 0);
-      if (hash_end(im, in)) return IMPORT_FAILED;
-    }
+    if (!late && hash_end(im, in)) return IMPORT_FAILED;
   }
   if (im->opt.stop && *im->opt.stop) return IMPORT_INTERRUPTED;
   if (!late) {
@@ -1076,7 +1078,6 @@ static import_result import_one(importer *im, const char *path, input *in,
       goto fatal;
     }
   }
-  if (late) hash_begin(in, 1);
   ljp_status s = cli_reader_open(&im->r, path, in->fd, NULL, 0,
                                  LJP_FLAVOR_AUTO, im->opt.limits);
   if (!im->r) {
