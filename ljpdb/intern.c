@@ -118,7 +118,7 @@ struct name_entry {
 };
 
 static uint64_t name_hash(uint64_t a, uint64_t b, const char *s, size_t n) {
-  return ljp_hash64(ljp_hash_bytes(s, n) ^ ljp_hash64(a) ^
+  return ljp_hash64(ljp__hash_bytes(s, n) ^ ljp_hash64(a) ^
                     ljp_hash64(b + 0x51));
 }
 

@@ -147,7 +147,7 @@ static uint64_t strpool_hash(const void *ctx, uint32_t id)
 
 uint32_t rep_strpool_intern(rep_strpool *p, const char *s, size_t len)
 {
-  uint64_t h = ljp_hash_bytes(s, len);
+  uint64_t h = ljp__hash_bytes(s, len);
   size_t j;
   for (uint32_t id = idx_first(&p->idx, h, &j); id != NONE32;
        id = idx_next(&p->idx, &j))

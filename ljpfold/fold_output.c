@@ -92,7 +92,7 @@ static int filter_node(ljp_tree *out, const ljp_tree *t, uint32_t node,
   int64_t self = ljp_tree_node_self(t, node);
   if (self == 0)
     return 0;
-  size_t n = ljp_export_path(t, node, &b->path, &b->cap);
+  size_t n = ljp__export_path(t, node, &b->path, &b->cap);
   if (n == SIZE_MAX)
     return -1;
   size_t from = kept_from(t, b->path, n, f, b);
@@ -178,7 +178,7 @@ static int add_line(line_set *ls, const ljp_tree *t, uint32_t node,
   int64_t mag = self < 0 ? -self : self;
   if (self == 0 || mag < min_count)
     return 0;
-  size_t n = node ? ljp_export_path(t, node, &ls->path, &ls->pcap) : 0;
+  size_t n = node ? ljp__export_path(t, node, &ls->path, &ls->pcap) : 0;
   if (n == SIZE_MAX)
     return -1;
   if (ls->n == ls->cap) {

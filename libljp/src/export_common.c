@@ -7,18 +7,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-void ljp_xtab_init(ljp_xtab *t) { memset(t, 0, sizeof(*t)); }
+void ljp__xtab_init(ljp_xtab *t) { memset(t, 0, sizeof(*t)); }
 
-void ljp_xtab_free(ljp_xtab *t) {
+void ljp__xtab_free(ljp_xtab *t) {
   for (size_t i = 0; i < t->count; i++)
     free(t->items[i].text);
   free(t->items);
   free(t->slots);
-  ljp_xtab_init(t);
+  ljp__xtab_init(t);
 }
 
 static uint64_t str_hash(const char *s, size_t len, uint32_t tag) {
-  return ljp_hash64(ljp_hash_bytes(s, len) ^ tag);
+  return ljp_hash64(ljp__hash_bytes(s, len) ^ tag);
 }
 
 /* Rebuilds the slot array at twice the size; hashes come from the items,
@@ -41,7 +41,7 @@ static int xtab_grow(ljp_xtab *t) {
   return 0;
 }
 
-uint32_t ljp_xtab_intern(ljp_xtab *t, const char *s, size_t len,
+uint32_t ljp__xtab_intern(ljp_xtab *t, const char *s, size_t len,
                          uint32_t tag) {
   if ((t->count + 1) * 2 > t->nslots && xtab_grow(t))
     return UINT32_MAX;
@@ -73,17 +73,17 @@ uint32_t ljp_xtab_intern(ljp_xtab *t, const char *s, size_t len,
   return (uint32_t)t->count++;
 }
 
-void ljp_xkeys_init(ljp_xkeys *k) { memset(k, 0, sizeof(*k)); }
+void ljp__xkeys_init(ljp_xkeys *k) { memset(k, 0, sizeof(*k)); }
 
-void ljp_xkeys_free(ljp_xkeys *k) {
+void ljp__xkeys_free(ljp_xkeys *k) {
   free(k->words);
   free(k->start);
   free(k->slots);
-  ljp_xkeys_init(k);
+  ljp__xkeys_init(k);
 }
 
 static uint64_t key_hash(const uint64_t *w, size_t n) {
-  return ljp_hash_bytes(w, n * sizeof(*w));
+  return ljp__hash_bytes(w, n * sizeof(*w));
 }
 
 static int xkeys_grow(ljp_xkeys *k) {
@@ -104,7 +104,7 @@ static int xkeys_grow(ljp_xkeys *k) {
   return 0;
 }
 
-uint32_t ljp_xkeys_intern(ljp_xkeys *k, const uint64_t *w, size_t n) {
+uint32_t ljp__xkeys_intern(ljp_xkeys *k, const uint64_t *w, size_t n) {
   if ((k->count + 1) * 2 > k->nslots && xkeys_grow(k))
     return UINT32_MAX;
   if (k->count + 2 > k->capstart) {
@@ -145,7 +145,7 @@ uint32_t ljp_xkeys_intern(ljp_xkeys *k, const uint64_t *w, size_t n) {
   return (uint32_t)k->count++;
 }
 
-size_t ljp_export_path(const ljp_tree *t, uint32_t node, uint32_t **buf,
+size_t ljp__export_path(const ljp_tree *t, uint32_t node, uint32_t **buf,
                        size_t *cap) {
   size_t depth = ljp_tree_node_depth(t, node);
   if (depth > *cap) {
@@ -162,7 +162,7 @@ size_t ljp_export_path(const ljp_tree *t, uint32_t node, uint32_t **buf,
   return depth;
 }
 
-int ljp_export_source(const char *name, size_t len, ljp_class cls,
+int ljp__export_source(const char *name, size_t len, ljp_class cls,
                       const char **file, size_t *flen, int64_t *line) {
   *file = NULL;
   *flen = 0;
@@ -199,25 +199,25 @@ int ljp_export_source(const char *name, size_t len, ljp_class cls,
   return 1;
 }
 
-void ljp_xout_init(ljp_xout *o, ljp_sink_fn sink, void *ctx) {
+void ljp__xout_init(ljp_xout *o, ljp_sink_fn sink, void *ctx) {
   o->sink = sink;
   o->ctx = ctx;
   o->len = 0;
   o->st = LJP_OK;
 }
 
-ljp_status ljp_xout_flush(ljp_xout *o) {
+ljp_status ljp__xout_flush(ljp_xout *o) {
   if (o->st == LJP_OK && o->len && o->sink(o->ctx, o->buf, o->len))
     o->st = LJP_E_IO;
   o->len = 0;
   return o->st;
 }
 
-void ljp_xout_write(ljp_xout *o, const void *p, size_t n) {
+void ljp__xout_write(ljp_xout *o, const void *p, size_t n) {
   const char *s = p;
   while (n && o->st == LJP_OK) {
     if (o->len == sizeof(o->buf))
-      ljp_xout_flush(o);
+      ljp__xout_flush(o);
     size_t k = sizeof(o->buf) - o->len;
     if (k > n)
       k = n;

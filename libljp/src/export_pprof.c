@@ -66,7 +66,7 @@ typedef struct pprof_build {
 } pprof_build;
 
 static uint32_t str(pprof_build *b, const char *s, size_t len) {
-  return ljp_xtab_intern(&b->str, s, len, 0);
+  return ljp__xtab_intern(&b->str, s, len, 0);
 }
 
 static uint32_t cstr(pprof_build *b, const char *s) {
@@ -104,7 +104,7 @@ static uint64_t func_of(pprof_build *b, const ljp_tree *t, uint32_t fr) {
   size_t len;
   const char *name = ljp_tree_frame_name(t, fr, &len);
   ljp_class cls = ljp_tree_frame_class(t, fr);
-  uint32_t idx = ljp_xtab_intern(&b->fkeys, name, len, (uint32_t)cls);
+  uint32_t idx = ljp__xtab_intern(&b->fkeys, name, len, (uint32_t)cls);
   if (idx == UINT32_MAX)
     return 0;
   if (idx < b->nfuncs)
@@ -122,7 +122,7 @@ static uint64_t func_of(pprof_build *b, const ljp_tree *t, uint32_t fr) {
   pfunc f = {0, 0, 0, 0, 0};
   ljp_frame_info fi;
   f.name = str(b, name, len);
-  if (ljp_export_source(name, len, cls, &file, &flen, &f.line))
+  if (ljp__export_source(name, len, cls, &file, &flen, &f.line))
     f.file = str(b, file, flen);
   if (f.name == UINT32_MAX || f.file == UINT32_MAX)
     return 0;
@@ -150,7 +150,7 @@ static ljp_status add_stack(pprof_build *b, size_t k, uint32_t node,
                             uint64_t *fcache) {
   const ljp_export_type *ty = &b->o->types[k];
   const ljp_tree *t = ty->tree;
-  size_t n = ljp_export_path(t, node, &b->path, &b->pathcap);
+  size_t n = ljp__export_path(t, node, &b->path, &b->pathcap);
   if (n == SIZE_MAX)
     return LJP_E_NOMEM;
   uint64_t vm = 0, trace = 0;
@@ -188,7 +188,7 @@ static ljp_status add_stack(pprof_build *b, size_t k, uint32_t node,
       return LJP_E_NOMEM;
     b->key[2 + i] = fcache[fr];
   }
-  uint32_t s = ljp_xkeys_intern(&b->samples, b->key, n + 2);
+  uint32_t s = ljp__xkeys_intern(&b->samples, b->key, n + 2);
   if (s == UINT32_MAX)
     return LJP_E_NOMEM;
   size_t nt = b->o->ntypes;
@@ -228,23 +228,23 @@ static ljp_status collect(pprof_build *b) {
 
 static void value_type(ljp_pb *out, ljp_pb *sub, unsigned field,
                        uint32_t type, uint32_t unit) {
-  ljp_pb_reset(sub);
-  ljp_pb_uint(sub, VT_TYPE, type);
-  ljp_pb_uint(sub, VT_UNIT, unit);
-  ljp_pb_message(out, field, sub);
+  ljp__pb_reset(sub);
+  ljp__pb_uint(sub, VT_TYPE, type);
+  ljp__pb_uint(sub, VT_UNIT, unit);
+  ljp__pb_message(out, field, sub);
 }
 
 /* A string label (str: its string index, "" included) or, with str
  * UINT32_MAX, a number label. */
 static void label(ljp_pb *sub, ljp_pb *lab, uint32_t key, uint32_t str,
                   int64_t num) {
-  ljp_pb_reset(lab);
-  ljp_pb_uint(lab, L_KEY, key);
+  ljp__pb_reset(lab);
+  ljp__pb_uint(lab, L_KEY, key);
   if (str != UINT32_MAX)
-    ljp_pb_uint(lab, L_STR, str);
+    ljp__pb_uint(lab, L_STR, str);
   else
-    ljp_pb_int(lab, L_NUM, num);
-  ljp_pb_message(sub, S_LABEL, lab);
+    ljp__pb_int(lab, L_NUM, num);
+  ljp__pb_message(sub, S_LABEL, lab);
 }
 
 static void write_samples(pprof_build *b, ljp_pb *out, ljp_pb *sub,
@@ -253,16 +253,16 @@ static void write_samples(pprof_build *b, ljp_pb *out, ljp_pb *sub,
   for (size_t s = 0; s < b->samples.count; s++) {
     const uint64_t *w = b->samples.words + b->samples.start[s];
     size_t n = b->samples.start[s + 1] - b->samples.start[s];
-    ljp_pb_reset(sub);
-    ljp_pb_packed_u64(sub, S_LOCATION, w + 2, n - 2);
-    ljp_pb_packed_i64(sub, S_VALUE, b->values + s * o->ntypes, o->ntypes);
+    ljp__pb_reset(sub);
+    ljp__pb_packed_u64(sub, S_LOCATION, w + 2, n - 2);
+    ljp__pb_packed_i64(sub, S_VALUE, b->values + s * o->ntypes, o->ntypes);
     for (size_t i = 0; i < o->nlabels; i++)
       label(sub, lab, b->label_keys[i], b->label_vals[i], 0);
     if (w[0])
       label(sub, lab, b->vmstate_key, (uint32_t)w[0], 0);
     if (w[1])
       label(sub, lab, b->trace_key, UINT32_MAX, (int64_t)(w[1] - 1));
-    ljp_pb_message(out, P_SAMPLE, sub);
+    ljp__pb_message(out, P_SAMPLE, sub);
   }
 }
 
@@ -271,16 +271,16 @@ static void write_samples(pprof_build *b, ljp_pb *out, ljp_pb *sub,
 static void write_mappings(pprof_build *b, ljp_pb *out, ljp_pb *sub) {
   for (size_t i = 0; i < b->nmaps; i++) {
     const pmap *m = &b->maps[i];
-    ljp_pb_reset(sub);
-    ljp_pb_uint(sub, M_ID, i + 1);
-    ljp_pb_uint(sub, M_START, m->start);
-    ljp_pb_uint(sub, M_LIMIT, m->start + m->size);
-    ljp_pb_uint(sub, M_OFFSET, m->offset);
-    ljp_pb_uint(sub, M_FILENAME, m->file);
+    ljp__pb_reset(sub);
+    ljp__pb_uint(sub, M_ID, i + 1);
+    ljp__pb_uint(sub, M_START, m->start);
+    ljp__pb_uint(sub, M_LIMIT, m->start + m->size);
+    ljp__pb_uint(sub, M_OFFSET, m->offset);
+    ljp__pb_uint(sub, M_FILENAME, m->file);
     if (m->build_id)
-      ljp_pb_uint(sub, M_BUILD_ID, m->build_id);
-    ljp_pb_uint(sub, M_HAS_FUNCTIONS, 1);
-    ljp_pb_message(out, P_MAPPING, sub);
+      ljp__pb_uint(sub, M_BUILD_ID, m->build_id);
+    ljp__pb_uint(sub, M_HAS_FUNCTIONS, 1);
+    ljp__pb_message(out, P_MAPPING, sub);
   }
 }
 
@@ -288,30 +288,30 @@ static void write_functions(pprof_build *b, ljp_pb *out, ljp_pb *sub,
                             ljp_pb *line) {
   for (size_t i = 0; i < b->nfuncs; i++) {
     const pfunc *f = &b->funcs[i];
-    ljp_pb_reset(line);
-    ljp_pb_uint(line, LINE_FUNCTION, i + 1);
+    ljp__pb_reset(line);
+    ljp__pb_uint(line, LINE_FUNCTION, i + 1);
     if (f->line > 0)
-      ljp_pb_int(line, LINE_LINE, f->line);
-    ljp_pb_reset(sub);
-    ljp_pb_uint(sub, LOC_ID, i + 1);
+      ljp__pb_int(line, LINE_LINE, f->line);
+    ljp__pb_reset(sub);
+    ljp__pb_uint(sub, LOC_ID, i + 1);
     if (f->mapping) {
-      ljp_pb_uint(sub, LOC_MAPPING, f->mapping);
-      ljp_pb_uint(sub, LOC_ADDRESS, f->address);
+      ljp__pb_uint(sub, LOC_MAPPING, f->mapping);
+      ljp__pb_uint(sub, LOC_ADDRESS, f->address);
     }
-    ljp_pb_message(sub, LOC_LINE, line);
-    ljp_pb_message(out, P_LOCATION, sub);
+    ljp__pb_message(sub, LOC_LINE, line);
+    ljp__pb_message(out, P_LOCATION, sub);
   }
   for (size_t i = 0; i < b->nfuncs; i++) {
     const pfunc *f = &b->funcs[i];
-    ljp_pb_reset(sub);
-    ljp_pb_uint(sub, F_ID, i + 1);
-    ljp_pb_uint(sub, F_NAME, f->name);
-    ljp_pb_uint(sub, F_SYSTEM_NAME, f->name);
+    ljp__pb_reset(sub);
+    ljp__pb_uint(sub, F_ID, i + 1);
+    ljp__pb_uint(sub, F_NAME, f->name);
+    ljp__pb_uint(sub, F_SYSTEM_NAME, f->name);
     if (f->file)
-      ljp_pb_uint(sub, F_FILENAME, f->file);
+      ljp__pb_uint(sub, F_FILENAME, f->file);
     if (f->line > 0)
-      ljp_pb_int(sub, F_START_LINE, f->line);
-    ljp_pb_message(out, P_FUNCTION, sub);
+      ljp__pb_int(sub, F_START_LINE, f->line);
+    ljp__pb_message(out, P_FUNCTION, sub);
   }
 }
 
@@ -334,25 +334,25 @@ static ljp_status serialize(pprof_build *b, ljp_pb *out) {
       return LJP_E_NOMEM;
   }
   ljp_pb sub, lab;
-  ljp_pb_init(&sub);
-  ljp_pb_init(&lab);
+  ljp__pb_init(&sub);
+  ljp__pb_init(&lab);
   for (size_t k = 0; k < o->ntypes; k++)
     value_type(out, &sub, P_SAMPLE_TYPE, types[k], units[k]);
   write_samples(b, out, &sub, &lab);
   write_mappings(b, out, &sub);
   write_functions(b, out, &sub, &lab);
   for (size_t i = 0; i < b->str.count; i++)
-    ljp_pb_bytes(out, P_STRING_TABLE, b->str.items[i].text,
+    ljp__pb_bytes(out, P_STRING_TABLE, b->str.items[i].text,
                  b->str.items[i].len);
   if (o->duration_ns > 0)
-    ljp_pb_int(out, P_DURATION, o->duration_ns);
+    ljp__pb_int(out, P_DURATION, o->duration_ns);
   if (o->period_type) {
     value_type(out, &sub, P_PERIOD_TYPE, ptype, punit);
-    ljp_pb_int(out, P_PERIOD, o->period);
+    ljp__pb_int(out, P_PERIOD, o->period);
   }
   int oom = sub.oom || lab.oom || out->oom;
-  ljp_pb_free(&sub);
-  ljp_pb_free(&lab);
+  ljp__pb_free(&sub);
+  ljp__pb_free(&lab);
   return oom ? LJP_E_NOMEM : LJP_OK;
 }
 
@@ -390,7 +390,7 @@ static ljp_status gzip_out(const ljp_pb *msg, ljp_xout *xo) {
       st = LJP_E_NOMEM;
       break;
     }
-    ljp_xout_write(xo, buf, sizeof(buf) - z.avail_out);
+    ljp__xout_write(xo, buf, sizeof(buf) - z.avail_out);
     st = xo->st;
   }
   deflateEnd(&z);
@@ -418,11 +418,11 @@ LJP_API ljp_status ljp_pprof_write(const ljp_pprof_options *o,
   pprof_build b;
   memset(&b, 0, sizeof(b));
   b.o = o;
-  ljp_xtab_init(&b.str);
-  ljp_xtab_init(&b.fkeys);
-  ljp_xkeys_init(&b.samples);
+  ljp__xtab_init(&b.str);
+  ljp__xtab_init(&b.fkeys);
+  ljp__xkeys_init(&b.samples);
   ljp_pb msg;
-  ljp_pb_init(&msg);
+  ljp__pb_init(&msg);
   if (str(&b, "", 0) != 0 ||
       (b.vmstate_key = cstr(&b, "vmstate")) == UINT32_MAX ||
       (b.trace_key = cstr(&b, "trace")) == UINT32_MAX)
@@ -439,19 +439,19 @@ LJP_API ljp_status ljp_pprof_write(const ljp_pprof_options *o,
     st = serialize(&b, &msg);
   if (st == LJP_OK) {
     ljp_xout xo;
-    ljp_xout_init(&xo, sink, ctx);
+    ljp__xout_init(&xo, sink, ctx);
     if (o->uncompressed)
-      ljp_xout_write(&xo, msg.data, msg.len);
+      ljp__xout_write(&xo, msg.data, msg.len);
     else
       st = gzip_out(&msg, &xo);
-    ljp_status fst = ljp_xout_flush(&xo);
+    ljp_status fst = ljp__xout_flush(&xo);
     if (st == LJP_OK)
       st = fst;
   }
-  ljp_pb_free(&msg);
-  ljp_xtab_free(&b.str);
-  ljp_xtab_free(&b.fkeys);
-  ljp_xkeys_free(&b.samples);
+  ljp__pb_free(&msg);
+  ljp__xtab_free(&b.str);
+  ljp__xtab_free(&b.fkeys);
+  ljp__xkeys_free(&b.samples);
   free(b.funcs);
   free(b.maps);
   free(b.values);

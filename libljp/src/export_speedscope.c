@@ -15,19 +15,19 @@
 /* Names as JSON strings, escaped as by every JSON writer of the toolkit
  * (json_text.h). */
 static void json_string(ljp_xout *o, const char *s, size_t n) {
-  ljp_xout_write(o, "\"", 1);
+  ljp__xout_write(o, "\"", 1);
   size_t i = 0;
   while (i < n) {
     size_t k = ljp__json_plain(s + i, n - i);
-    ljp_xout_write(o, s + i, k);
+    ljp__xout_write(o, s + i, k);
     i += k;
     if (i < n) {
       char esc[LJP_JSON_ESC_MAX];
-      ljp_xout_write(o, esc, ljp__json_escape(s + i, esc));
+      ljp__xout_write(o, esc, ljp__json_escape(s + i, esc));
       i++;
     }
   }
-  ljp_xout_write(o, "\"", 1);
+  ljp__xout_write(o, "\"", 1);
 }
 
 static void json_cstring(ljp_xout *o, const char *s) {
@@ -46,10 +46,10 @@ static void json_int(ljp_xout *o, int64_t v) {
   } while (u);
   if (v < 0)
     b[--i] = '-';
-  ljp_xout_write(o, b + i, sizeof(b) - i);
+  ljp__xout_write(o, b + i, sizeof(b) - i);
 }
 
-static void lit(ljp_xout *o, const char *s) { ljp_xout_write(o, s, strlen(s)); }
+static void lit(ljp_xout *o, const char *s) { ljp__xout_write(o, s, strlen(s)); }
 
 typedef struct ss_build {
   ljp_xtab frames;         /* (name, class) -> frame index */
@@ -74,7 +74,7 @@ static ljp_status map_frames(ss_build *b, const ljp_speedscope_profile *p,
         continue;
       size_t len;
       const char *name = ljp_tree_frame_name(t, fr, &len);
-      uint32_t x = ljp_xtab_intern(&b->frames, name, len,
+      uint32_t x = ljp__xtab_intern(&b->frames, name, len,
                                    (uint32_t)ljp_tree_frame_class(t, fr));
       if (x == UINT32_MAX)
         return LJP_E_NOMEM;
@@ -93,7 +93,7 @@ static void write_frames(ss_build *b, ljp_xout *o) {
     int64_t line;
     lit(o, i ? ",\n{\"name\":" : "\n{\"name\":");
     json_string(o, x->text, x->len);
-    if (ljp_export_source(x->text, x->len, (ljp_class)x->tag, &file, &flen,
+    if (ljp__export_source(x->text, x->len, (ljp_class)x->tag, &file, &flen,
                           &line)) {
       lit(o, ",\"file\":");
       json_string(o, file, flen);
@@ -146,7 +146,7 @@ static ljp_status write_profile(ss_build *b, ljp_xout *o,
     uint32_t node = sample_at(p, i, &w);
     if (!node)
       continue;
-    size_t n = ljp_export_path(t, node, &b->path, &b->pathcap);
+    size_t n = ljp__export_path(t, node, &b->path, &b->pathcap);
     if (n == SIZE_MAX)
       return LJP_E_NOMEM;
     lit(o, first ? "\n[" : ",\n[");
@@ -187,14 +187,14 @@ LJP_API ljp_status ljp_speedscope_write(const char *name,
   }
   ss_build b;
   memset(&b, 0, sizeof(b));
-  ljp_xtab_init(&b.frames);
+  ljp__xtab_init(&b.frames);
   b.fmap = calloc(n, sizeof(*b.fmap));
   ljp_status st = b.fmap ? map_frames(&b, p, n) : LJP_E_NOMEM;
   ljp_xout *o = malloc(sizeof(*o));
   if (!o && st == LJP_OK)
     st = LJP_E_NOMEM;
   if (st == LJP_OK) {
-    ljp_xout_init(o, sink, ctx);
+    ljp__xout_init(o, sink, ctx);
     lit(o, "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\n");
     lit(o, "\"name\":");
     json_cstring(o, name ? name : "");
@@ -207,7 +207,7 @@ LJP_API ljp_status ljp_speedscope_write(const char *name,
       st = write_profile(&b, o, &p[i], b.fmap[i]);
     }
     lit(o, "]}\n");
-    ljp_status fst = ljp_xout_flush(o);
+    ljp_status fst = ljp__xout_flush(o);
     if (st == LJP_OK)
       st = fst;
   }
@@ -217,6 +217,6 @@ LJP_API ljp_status ljp_speedscope_write(const char *name,
       free(b.fmap[i]);
   free(b.fmap);
   free(b.path);
-  ljp_xtab_free(&b.frames);
+  ljp__xtab_free(&b.frames);
   return st;
 }

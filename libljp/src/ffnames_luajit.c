@@ -12,7 +12,7 @@
  */
 #include <stddef.h>
 
-const char *const ljp_ffnames_luajit[] = {
+const char *const ljp__ffnames_luajit[] = {
   "Lua", /* 0 */
   "C", /* 1 */
   "assert", /* 2 */
@@ -239,7 +239,7 @@ const char *const ljp_ffnames_luajit[] = {
   NULL
 };
 
-const char *const ljp_ffnames_openresty[] = {
+const char *const ljp__ffnames_openresty[] = {
   "Lua", /* 0 */
   "C", /* 1 */
   "assert", /* 2 */

@@ -7,7 +7,7 @@
  */
 #include "internal.h"
 
-const char *const ljp_ffnames_tarantool[] = {
+const char *const ljp__ffnames_tarantool[] = {
   "Lua", /* 0 */
   "C", /* 1 */
   "assert", /* 2 */

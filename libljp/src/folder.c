@@ -352,7 +352,7 @@ static ljp_status add_stack(ljp_folder *f, const uint32_t *ids, size_t n,
   if (!f->smemo && !(f->smemo = calloc(MEMO_SLOTS, sizeof(*f->smemo))))
     return LJP_E_NOMEM;
   size_t len = n * sizeof(*ids);
-  uint64_t h = ljp_hash_bytes(ids, len);
+  uint64_t h = ljp__hash_bytes(ids, len);
   int hit;
   memo_stamp none = {0, 0};
   memo_slot *m = memo_find(f->smemo, ids, len, h, none, &hit);
@@ -482,7 +482,7 @@ static ljp_status add_sample_memo(ljp_folder *f, const ljp_reader *r,
     if (tkey && f->tmemo[ti].key == tkey)
       return add_at(f, f->tmemo[ti].leaf, leaf);
   }
-  uint64_t h = ljp_hash_bytes(key, klen);
+  uint64_t h = ljp__hash_bytes(key, klen);
   int hit;
   memo_slot *m = memo_find(f->memo, key, klen, h, stamp, &hit);
   ljp_status st;

@@ -61,9 +61,9 @@ static void put_csym(sbuf *b, const ljp_symbol *sym, uint64_t addr,
 }
 
 LJP_API const char *ljp_ffname(ljp_flavor flavor, unsigned ffid) {
-  const char *const *t = flavor == LJP_FLAVOR_LUAJIT      ? ljp_ffnames_luajit
-                         : flavor == LJP_FLAVOR_OPENRESTY ? ljp_ffnames_openresty
-                                                          : ljp_ffnames_tarantool;
+  const char *const *t = flavor == LJP_FLAVOR_LUAJIT      ? ljp__ffnames_luajit
+                         : flavor == LJP_FLAVOR_OPENRESTY ? ljp__ffnames_openresty
+                                                          : ljp__ffnames_tarantool;
   for (unsigned i = 0; t[i]; i++)
     if (i == ffid)
       return t[i];

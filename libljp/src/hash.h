@@ -22,6 +22,6 @@ static inline uint64_t ljp_hash64(uint64_t x) {
 }
 
 /* n bytes at p (FNV-1a a word at a time, then ljp_hash64). */
-uint64_t ljp_hash_bytes(const void *p, size_t n);
+uint64_t ljp__hash_bytes(const void *p, size_t n);
 
 #endif

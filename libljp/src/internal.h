@@ -59,7 +59,7 @@ int ljp__u64map_put(u64map *m, uint64_t key, void *val); /* 0 ok, -1 OOM */
 /* Removes key; returns its value, or NULL when it was not there. */
 void *ljp__u64map_del(u64map *m, uint64_t key);
 
-#include "hash.h" /* ljp_hash64, ljp_hash_bytes */
+#include "hash.h" /* ljp_hash64, ljp__hash_bytes */
 
 /* ---- input window ---- */
 
@@ -482,8 +482,8 @@ void ljp__reader_trace_frame(ljp_reader *r, ljp_frame *f, uint64_t traceno,
                              uint64_t proto, uint64_t line);
 
 /* Fast-function name tables, index = ffid, NULL-terminated. */
-extern const char *const ljp_ffnames_tarantool[];
-extern const char *const ljp_ffnames_luajit[];
-extern const char *const ljp_ffnames_openresty[];
+extern const char *const ljp__ffnames_tarantool[];
+extern const char *const ljp__ffnames_luajit[];
+extern const char *const ljp__ffnames_openresty[];
 
 #endif

@@ -6,14 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-void ljp_pb_init(ljp_pb *b) { memset(b, 0, sizeof(*b)); }
+void ljp__pb_init(ljp_pb *b) { memset(b, 0, sizeof(*b)); }
 
-void ljp_pb_free(ljp_pb *b) {
+void ljp__pb_free(ljp_pb *b) {
   free(b->data);
-  ljp_pb_init(b);
+  ljp__pb_init(b);
 }
 
-void ljp_pb_reset(ljp_pb *b) { b->len = 0; }
+void ljp__pb_reset(ljp_pb *b) { b->len = 0; }
 
 static int reserve(ljp_pb *b, size_t n) {
   if (b->oom)
@@ -37,14 +37,14 @@ static int reserve(ljp_pb *b, size_t n) {
   return 0;
 }
 
-void ljp_pb_raw(ljp_pb *b, const void *p, size_t n) {
+void ljp__pb_raw(ljp_pb *b, const void *p, size_t n) {
   if (n == 0 || reserve(b, n))
     return;
   memcpy(b->data + b->len, p, n);
   b->len += n;
 }
 
-void ljp_pb_varint(ljp_pb *b, uint64_t v) {
+void ljp__pb_varint(ljp_pb *b, uint64_t v) {
   uint8_t tmp[10];
   size_t n = 0;
   do {
@@ -52,32 +52,32 @@ void ljp_pb_varint(ljp_pb *b, uint64_t v) {
     v >>= 7;
     tmp[n++] = (uint8_t)(byte | (v ? 0x80 : 0));
   } while (v);
-  ljp_pb_raw(b, tmp, n);
+  ljp__pb_raw(b, tmp, n);
 }
 
 static void tag(ljp_pb *b, unsigned field, unsigned wire) {
-  ljp_pb_varint(b, ((uint64_t)field << 3) | wire);
+  ljp__pb_varint(b, ((uint64_t)field << 3) | wire);
 }
 
-void ljp_pb_uint(ljp_pb *b, unsigned field, uint64_t v) {
+void ljp__pb_uint(ljp_pb *b, unsigned field, uint64_t v) {
   tag(b, field, 0);
-  ljp_pb_varint(b, v);
+  ljp__pb_varint(b, v);
 }
 
-void ljp_pb_int(ljp_pb *b, unsigned field, int64_t v) {
-  ljp_pb_uint(b, field, (uint64_t)v);
+void ljp__pb_int(ljp_pb *b, unsigned field, int64_t v) {
+  ljp__pb_uint(b, field, (uint64_t)v);
 }
 
-void ljp_pb_bytes(ljp_pb *b, unsigned field, const void *p, size_t n) {
+void ljp__pb_bytes(ljp_pb *b, unsigned field, const void *p, size_t n) {
   tag(b, field, 2);
-  ljp_pb_varint(b, n);
-  ljp_pb_raw(b, p, n);
+  ljp__pb_varint(b, n);
+  ljp__pb_raw(b, p, n);
 }
 
-void ljp_pb_message(ljp_pb *b, unsigned field, const ljp_pb *sub) {
+void ljp__pb_message(ljp_pb *b, unsigned field, const ljp_pb *sub) {
   if (sub->oom)
     b->oom = 1;
-  ljp_pb_bytes(b, field, sub->data, sub->len);
+  ljp__pb_bytes(b, field, sub->data, sub->len);
 }
 
 static size_t varint_len(uint64_t v) {
@@ -87,7 +87,7 @@ static size_t varint_len(uint64_t v) {
   return n;
 }
 
-void ljp_pb_packed_u64(ljp_pb *b, unsigned field, const uint64_t *v,
+void ljp__pb_packed_u64(ljp_pb *b, unsigned field, const uint64_t *v,
                        size_t n) {
   if (n == 0)
     return; /* an empty packed field is simply absent */
@@ -95,12 +95,12 @@ void ljp_pb_packed_u64(ljp_pb *b, unsigned field, const uint64_t *v,
   for (size_t i = 0; i < n; i++)
     len += varint_len(v[i]);
   tag(b, field, 2);
-  ljp_pb_varint(b, len);
+  ljp__pb_varint(b, len);
   for (size_t i = 0; i < n; i++)
-    ljp_pb_varint(b, v[i]);
+    ljp__pb_varint(b, v[i]);
 }
 
-void ljp_pb_packed_i64(ljp_pb *b, unsigned field, const int64_t *v,
+void ljp__pb_packed_i64(ljp_pb *b, unsigned field, const int64_t *v,
                        size_t n) {
   if (n == 0)
     return;
@@ -108,7 +108,7 @@ void ljp_pb_packed_i64(ljp_pb *b, unsigned field, const int64_t *v,
   for (size_t i = 0; i < n; i++)
     len += varint_len((uint64_t)v[i]);
   tag(b, field, 2);
-  ljp_pb_varint(b, len);
+  ljp__pb_varint(b, len);
   for (size_t i = 0; i < n; i++)
-    ljp_pb_varint(b, (uint64_t)v[i]);
+    ljp__pb_varint(b, (uint64_t)v[i]);
 }

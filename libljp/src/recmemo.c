@@ -287,7 +287,7 @@ uint64_t ljp__recmemo_store(recmemo *m, const uint8_t *p, size_t len,
   if (chain >= MAX_CHAIN)
     return 0;
   /* Only records that repeat are worth a copy. */
-  uint64_t fh = ljp_hash64(k ^ ljp_hash_bytes(p + (len & ~(size_t)(BLK - 1)),
+  uint64_t fh = ljp_hash64(k ^ ljp__hash_bytes(p + (len & ~(size_t)(BLK - 1)),
                                               len & (BLK - 1)) ^
                            len);
   uint64_t *seen = &m->seen[fh & (SEEN_SLOTS - 1)];

@@ -441,7 +441,7 @@ static int files_grow(ljp_srcnames *s) {
 /* The indexed file of a chunk, read on first use; NULL when out of
  * memory (an unreadable file is an entry with found == 0). */
 static src_file *file_of(ljp_srcnames *s, const char *chunk, size_t len) {
-  uint64_t h = ljp_hash_bytes(chunk, len);
+  uint64_t h = ljp__hash_bytes(chunk, len);
   if (s->fcap) {
     for (size_t j = (size_t)h & (s->fcap - 1); s->files[j];
          j = (j + 1) & (s->fcap - 1)) {

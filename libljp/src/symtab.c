@@ -40,7 +40,7 @@ void ljp__symtab_free(symtab *s) {
 }
 
 static const char *intern_chunk(symtab *s, const char *text, size_t len) {
-  uint64_t h = ljp_hash_bytes(text, len) | 1; /* never 0: keeps keys distinct from nothing */
+  uint64_t h = ljp__hash_bytes(text, len) | 1; /* never 0: keeps keys distinct from nothing */
   chunk_rec *head = ljp__u64map_get(&s->chunks, h);
   for (chunk_rec *c = head; c; c = c->next)
     if (c->len == len && memcmp(c->text, text, len) == 0)
@@ -135,7 +135,7 @@ const ljp_symbol *ljp__symtab_define(symtab *s, const ljp_symbol *def, int *dup,
     /* One address often carries several names (undefined symbols sit at
      * an object's load base), so every re-dump walks the same names in
      * the same order: a definition seen before is reused, never copied. */
-    named_key = ljp_hash64(def->addr ^ ljp_hash_bytes(def->name, def->name_len));
+    named_key = ljp_hash64(def->addr ^ ljp__hash_bytes(def->name, def->name_len));
     const ljp_symbol *seen = ljp__u64map_get(&s->cnamed, named_key);
     if (seen && seen->addr == def->addr && seen->name_len == def->name_len &&
         memcmp(seen->name, def->name, def->name_len) == 0) {

@@ -44,7 +44,7 @@
 static uint64_t hash_frame(const char *s, size_t n, unsigned cls,
                            uint64_t line)
 {
-  uint64_t h = ljp_hash64(ljp_hash_bytes(s, n) ^ cls);
+  uint64_t h = ljp_hash64(ljp__hash_bytes(s, n) ^ cls);
   return line ? ljp_hash64(h ^ line) : h;
 }
 

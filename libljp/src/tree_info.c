@@ -49,7 +49,7 @@ static const char *str_intern(ljp_tree *t, const char *s, size_t len,
     *oom = 1;
     return NULL;
   }
-  uint64_t h = ljp_hash_bytes(s, len);
+  uint64_t h = ljp__hash_bytes(s, len);
   size_t i = (size_t)h & (t->strs_cap - 1);
   for (; t->strs[i].s; i = (i + 1) & (t->strs_cap - 1)) {
     const info_str *e = &t->strs[i];

@@ -140,7 +140,7 @@ void *ljp__u64map_del(u64map *m, uint64_t key) {
   return val;
 }
 
-uint64_t ljp_hash_bytes(const void *p, size_t n) {
+uint64_t ljp__hash_bytes(const void *p, size_t n) {
   /* FNV-1a over 8-byte words, finished with the 64-bit mixer. */
   const unsigned char *s = p;
   uint64_t h = 0xcbf29ce484222325ULL ^ n;

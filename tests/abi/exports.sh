@@ -1,9 +1,11 @@
 #!/bin/sh
 # The libraries' exported surface (nm):
-#   exports.sh NM static LIB.a
+#   exports.sh NM static LIB.a [api=HEADER...]
 #       every defined global symbol starts with ljp_ (public API; ljp__ for
 #       internals) or luaopen_ljp_ (the Lua modules' entry points), so that a
-#       program linking the archive may use any other name for itself;
+#       program linking the archive may use any other name for itself; with
+#       api= headers, every ljp_ name that is not ljp__ is one the headers
+#       declare (an internal helper cannot pass as public by its prefix);
 #   exports.sh NM shared LIB.so require=HEADER:MACRO... [allow=HEADER:MACRO...]
 #       every dynamic export is a public name (ljp_ but not the internal
 #       ljp__, or luaopen_ljp_) declared with MACRO in one of the HEADERs,
@@ -32,6 +34,21 @@ static)
     echo "$lib: global symbols outside the ljp_ namespace:"
     cat "$tmp/bad"
     fail=1
+  fi
+  if [ $# -gt 0 ]; then
+    : > "$tmp/api"
+    for arg in "$@"; do
+      header=${arg#api=}
+      [ -f "$header" ] || { echo "exports.sh: no such header: $header"; exit 2; }
+      grep -o 'ljp_[a-z0-9_]*' "$header" >> "$tmp/api"
+    done
+    sort -u "$tmp/api" -o "$tmp/api"
+    grep -E '^ljp_[a-z0-9]' "$tmp/syms" | comm -23 - "$tmp/api" > "$tmp/undeclared"
+    if [ -s "$tmp/undeclared" ]; then
+      echo "$lib: ljp_ symbols no public header declares (internals are ljp__):"
+      cat "$tmp/undeclared"
+      fail=1
+    fi
   fi
   echo "$lib: $(wc -l < "$tmp/syms") global symbols checked"
   ;;

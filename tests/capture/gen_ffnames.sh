@@ -51,7 +51,7 @@ local function emit(var, list)
   end
   io.write("  NULL\n};\n")
 end
-emit("ljp_ffnames_luajit", names(stock))
+emit("ljp__ffnames_luajit", names(stock))
 io.write("\n")
-emit("ljp_ffnames_openresty", names(openresty))
+emit("ljp__ffnames_openresty", names(openresty))
 LUA

@@ -56,34 +56,34 @@ static uint32_t add(ljp_tree *t, const char *stack, ljp_class cls, int64_t w)
 START_TEST(pb_varints)
 {
   ljp_pb b;
-  ljp_pb_init(&b);
-  ljp_pb_varint(&b, 0);
-  ljp_pb_varint(&b, 1);
-  ljp_pb_varint(&b, 300);
-  ljp_pb_varint(&b, UINT64_MAX);
+  ljp__pb_init(&b);
+  ljp__pb_varint(&b, 0);
+  ljp__pb_varint(&b, 1);
+  ljp__pb_varint(&b, 300);
+  ljp__pb_varint(&b, UINT64_MAX);
   const unsigned char want[] = {0x00, 0x01, 0xac, 0x02, 0xff, 0xff, 0xff,
                                 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
   ck_assert_uint_eq(b.len, sizeof(want));
   ck_assert_mem_eq(b.data, want, sizeof(want));
-  ljp_pb_reset(&b);
-  ljp_pb_int(&b, 2, -1); /* tag 0x10, then ten bytes of two's complement */
+  ljp__pb_reset(&b);
+  ljp__pb_int(&b, 2, -1); /* tag 0x10, then ten bytes of two's complement */
   ck_assert_uint_eq(b.len, 11);
   ck_assert_uint_eq(b.data[0], 0x10);
   ck_assert_uint_eq(b.data[10], 0x01);
-  ljp_pb_reset(&b);
-  ljp_pb_bytes(&b, 6, "go", 2);
+  ljp__pb_reset(&b);
+  ljp__pb_bytes(&b, 6, "go", 2);
   const unsigned char s[] = {0x32, 0x02, 'g', 'o'};
   ck_assert_mem_eq(b.data, s, sizeof(s));
-  ljp_pb_reset(&b);
+  ljp__pb_reset(&b);
   const uint64_t v[] = {1, 300};
-  ljp_pb_packed_u64(&b, 1, v, 2);
+  ljp__pb_packed_u64(&b, 1, v, 2);
   const unsigned char pk[] = {0x0a, 0x03, 0x01, 0xac, 0x02};
   ck_assert_uint_eq(b.len, sizeof(pk));
   ck_assert_mem_eq(b.data, pk, sizeof(pk));
-  ljp_pb_reset(&b);
-  ljp_pb_packed_u64(&b, 1, v, 0); /* empty: absent */
+  ljp__pb_reset(&b);
+  ljp__pb_packed_u64(&b, 1, v, 0); /* empty: absent */
   ck_assert_uint_eq(b.len, 0);
-  ljp_pb_free(&b);
+  ljp__pb_free(&b);
 }
 END_TEST
 
@@ -368,25 +368,25 @@ START_TEST(source_of_names)
   const char *f;
   size_t fl;
   int64_t line;
-  ck_assert_int_eq(ljp_export_source("@a/b.lua:12", 11, LJP_CLASS_LUA, &f,
+  ck_assert_int_eq(ljp__export_source("@a/b.lua:12", 11, LJP_CLASS_LUA, &f,
                                      &fl, &line), 1);
   ck_assert_uint_eq(fl, 7);
   ck_assert_mem_eq(f, "a/b.lua", 7);
   ck_assert_int_eq(line, 12);
   const char *named = "risk_score @svc.lua:196";
-  ck_assert_int_eq(ljp_export_source(named, strlen(named), LJP_CLASS_LUA, &f,
+  ck_assert_int_eq(ljp__export_source(named, strlen(named), LJP_CLASS_LUA, &f,
                                      &fl, &line), 1);
   ck_assert_mem_eq(f, "svc.lua", fl);
   ck_assert_int_eq(line, 196);
-  ck_assert_int_eq(ljp_export_source("@m.lua", 6, LJP_CLASS_LUA, &f, &fl,
+  ck_assert_int_eq(ljp__export_source("@m.lua", 6, LJP_CLASS_LUA, &f, &fl,
                                      &line), 1);
   ck_assert_int_eq(line, 0);
-  ck_assert_int_eq(ljp_export_source("line 5", 6, LJP_CLASS_LUA, &f, &fl,
+  ck_assert_int_eq(ljp__export_source("line 5", 6, LJP_CLASS_LUA, &f, &fl,
                                      &line), 0);
-  ck_assert_int_eq(ljp_export_source("=stdin:3", 8, LJP_CLASS_LUA, &f, &fl,
+  ck_assert_int_eq(ljp__export_source("=stdin:3", 8, LJP_CLASS_LUA, &f, &fl,
                                      &line), 1);
   ck_assert_mem_eq(f, "=stdin", fl);
-  ck_assert_int_eq(ljp_export_source("lua_pcall", 9, LJP_CLASS_HOST, &f,
+  ck_assert_int_eq(ljp__export_source("lua_pcall", 9, LJP_CLASS_HOST, &f,
                                      &fl, &line), 0);
 }
 END_TEST
