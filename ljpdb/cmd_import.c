@@ -91,30 +91,30 @@ int cmd_import(int argc, char **argv) {
     case 'P': prog.mode = 0; break;
     case 'v': verbose = 1; break;
     case 'h': ljpdb_print_usage(); return LJPDB_EXIT_OK;
-    case ':': return ljpdb_usage_error("import: %s needs a value", argv[optind - 1]);
+    case ':': return cli_usage_error("import: %s needs a value", argv[optind - 1]);
     default: {
       int lrc = cli_limit_option(c, optarg);
       if (lrc == 0) lrc = cli_source_option(c, optarg);
       if (lrc == 1) break;
       if (lrc) return lrc;
-      return ljpdb_usage_error("import: unknown option '%s'", argv[optind - 1]);
+      return cli_usage_error("import: unknown option '%s'", argv[optind - 1]);
     }
     }
   }
   opt.limits = cli_limits();
   opt.sources = cli_sources();
   if (argc - optind < 2)
-    return ljpdb_usage_error("import: needs DB and at least one FILE");
+    return cli_usage_error("import: needs DB and at least one FILE");
   const char *dbpath = argv[optind];
   int stdin_uses = 0;
   for (int i = optind + 1; i < argc; i++) stdin_uses += strcmp(argv[i], "-") == 0;
   if (stdin_uses > 1)
-    return ljpdb_usage_error("import: standard input ('-') given twice");
+    return cli_usage_error("import: standard input ('-') given twice");
 
   sqlite3 *db;
   char err[1024];
   if (db_open(dbpath, DB_CREATE, &db, err, sizeof err)) {
-    ljpdb_error(dbpath, "%s", err);
+    cli_error_in(dbpath, "%s", err);
     return LJPDB_EXIT_ERROR;
   }
   catch_signals();
@@ -123,7 +123,7 @@ int cmd_import(int argc, char **argv) {
   opt.progress_ctx = &prog;
   importer *im = importer_begin(db, &opt, err, sizeof err);
   if (!im) {
-    ljpdb_error(dbpath, "%s", err);
+    cli_error_in(dbpath, "%s", err);
     sqlite3_close(db);
     return LJPDB_EXIT_ERROR;
   }
@@ -138,21 +138,21 @@ int cmd_import(int argc, char **argv) {
     progress_clear(&prog);
     switch (r) {
     case IMPORT_OK:
-      if (verbose) ljpdb_error(shown, "imported as profile %lld", (long long)id);
+      if (verbose) cli_error_in(shown, "imported as profile %lld", (long long)id);
       break;
     case IMPORT_SKIPPED:
-      ljpdb_error(shown, "%s", err);
+      cli_error_in(shown, "%s", err);
       break;
     case IMPORT_TRUNCATED:
-      ljpdb_error(shown, "%s (profile %lld)", err, (long long)id);
+      cli_error_in(shown, "%s (profile %lld)", err, (long long)id);
       status = LJPDB_EXIT_ERROR;
       break;
     case IMPORT_FAILED:
-      ljpdb_error(shown, "%s; not imported", err);
+      cli_error_in(shown, "%s; not imported", err);
       status = LJPDB_EXIT_ERROR;
       break;
     case IMPORT_FATAL:
-      ljpdb_error(dbpath, "%s", err);
+      cli_error_in(dbpath, "%s", err);
       fatal = 1;
       break;
     case IMPORT_INTERRUPTED:
@@ -162,22 +162,22 @@ int cmd_import(int argc, char **argv) {
   }
   if (stop_requested) {
     importer_rollback(im);
-    ljpdb_error(dbpath, "interrupted; database left unchanged");
+    cli_error_in(dbpath, "interrupted; database left unchanged");
     sqlite3_close(db);
     return LJPDB_EXIT_ERROR;
   }
   if (fatal) {
     importer_rollback(im);
-    ljpdb_error(dbpath, "import abandoned; database left unchanged");
+    cli_error_in(dbpath, "import abandoned; database left unchanged");
     sqlite3_close(db);
     return LJPDB_EXIT_ERROR;
   }
   if (importer_commit(im, err, sizeof err)) {
-    ljpdb_error(dbpath, "%s; database left unchanged", err);
+    cli_error_in(dbpath, "%s; database left unchanged", err);
     status = LJPDB_EXIT_ERROR;
   }
   if (sqlite3_close(db) != SQLITE_OK) {
-    ljpdb_error(dbpath, "%s", sqlite3_errmsg(db));
+    cli_error_in(dbpath, "%s", sqlite3_errmsg(db));
     status = LJPDB_EXIT_ERROR;
   }
   return status;

@@ -4,6 +4,7 @@
 #ifndef LJPDB_LJPDB_H
 #define LJPDB_LJPDB_H
 
+#include "cli.h"
 #include "output.h"
 
 #include <sqlite3.h>
@@ -13,21 +14,9 @@
 #define LJPDB_EXIT_ERROR 1
 #define LJPDB_EXIT_USAGE 2
 
-/* "ljpdb: <what>: <message>" on stderr (what may be NULL). */
-void ljpdb_error(const char *what, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-
-/* "ljpdb: <message>" and a pointer to --help, for usage errors; returns
- * LJPDB_EXIT_USAGE. */
-int ljpdb_usage_error(const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 1, 2)))
-#endif
-    ;
-
+/* Diagnostics are the tools' own: cli_error_in(file, ...) prints
+ * "ljpdb: <file>: <message>" and cli_usage_error(...) a usage error
+ * (cli.h). */
 /* Flushes and checks stdout; returns the exit status to use. */
 int ljpdb_finish_output(int status);
 

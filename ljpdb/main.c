@@ -50,27 +50,6 @@ static const char usage_text[] =
   "Profiles (P) are named by id, label or path.  --help, --version.\n"
   "Exit status: 0 ok, 1 error (what could be imported was kept), 2 usage.\n";
 
-void ljpdb_error(const char *what, const char *fmt, ...) {
-  char msg[2048];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  if (what)
-    cli_error("%s: %s", what, msg);
-  else
-    cli_error("%s", msg);
-}
-
-int ljpdb_usage_error(const char *fmt, ...) {
-  char msg[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  return cli_usage_error("%s", msg);
-}
-
 int ljpdb_finish_output(int status) {
   return cli_finish_stdout() ? LJPDB_EXIT_ERROR : status;
 }
@@ -79,7 +58,7 @@ sqlite3 *ljpdb_open_existing(const char *path) {
   sqlite3 *db;
   char err[512];
   if (db_open(path, DB_READ, &db, err, sizeof err)) {
-    ljpdb_error(path, "%s", err);
+    cli_error_in(path, "%s", err);
     return NULL;
   }
   return db;
@@ -108,7 +87,7 @@ int64_t ljpdb_profile(sqlite3 *db, const char *dbpath, const char *spec) {
   int n = 0;
   for (size_t i = 0; i < 3; i++) {
     if (profiles_where(db, sql[i], spec, ids, &n)) {
-      ljpdb_error(dbpath, "%s", sqlite3_errmsg(db));
+      cli_error_in(dbpath, "%s", sqlite3_errmsg(db));
       return 0;
     }
     if (n == 1) return ids[0];
@@ -119,12 +98,12 @@ int64_t ljpdb_profile(sqlite3 *db, const char *dbpath, const char *spec) {
         snprintf(list + len, sizeof list - len, "%s%lld", k ? ", " : "",
                  (long long)ids[k]);
       }
-      ljpdb_error(dbpath, "'%s' names profiles %s%s; give an id", spec, list,
+      cli_error_in(dbpath, "'%s' names profiles %s%s; give an id", spec, list,
                   n == 8 ? ", ..." : "");
       return 0;
     }
   }
-  ljpdb_error(dbpath, "no profile '%s' (see 'ljpdb profiles %s')", spec,
+  cli_error_in(dbpath, "no profile '%s' (see 'ljpdb profiles %s')", spec,
               dbpath);
   return 0;
 }
@@ -143,7 +122,7 @@ static const struct {
 int main(int argc, char **argv) {
   cli_init("ljpdb");
   cli_cap_stdout();
-  if (argc < 2) return ljpdb_usage_error("missing command");
+  if (argc < 2) return cli_usage_error("missing command");
   if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
     fputs(usage_text, stdout);
     return ljpdb_finish_output(LJPDB_EXIT_OK);
@@ -157,7 +136,7 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
     if (strcmp(argv[1], commands[i].name) == 0)
       return ljpdb_finish_output(commands[i].fn(argc - 1, argv + 1));
-  return ljpdb_usage_error("unknown command '%s'", argv[1]);
+  return cli_usage_error("unknown command '%s'", argv[1]);
 }
 
 void ljpdb_print_usage(void) { fputs(usage_text, stdout); }

@@ -69,7 +69,7 @@ static int parse_args(const char *cmd, int argc, char **argv, unsigned allow,
       if (!(allow & OPT_LIMIT)) goto unknown;
       a->limit = strtol(optarg, &end, 10);
       if (*optarg == 0 || *end || a->limit < 0)
-        return ljpdb_usage_error("%s: -n wants a count, not '%s'", cmd, optarg);
+        return cli_usage_error("%s: -n wants a count, not '%s'", cmd, optarg);
       break;
     }
     case 'T': a->out.format = OUT_TSV; break;
@@ -79,7 +79,7 @@ static int parse_args(const char *cmd, int argc, char **argv, unsigned allow,
     case 'H': a->out.header = 1; break;
     case 'N': a->out.header = 0; break;
     case 'h': ljpdb_print_usage(); return LJPDB_EXIT_OK;
-    case ':': return ljpdb_usage_error("%s: %s needs a value", cmd, argv[optind - 1]);
+    case ':': return cli_usage_error("%s: %s needs a value", cmd, argv[optind - 1]);
     case CLI_OPT_MAX_OUTPUT: {
       int lrc = cli_limit_option(c, optarg);
       if (lrc != 1) return lrc;
@@ -92,7 +92,7 @@ static int parse_args(const char *cmd, int argc, char **argv, unsigned allow,
   a->npos = argc - optind;
   return -1;
 unknown:
-  return ljpdb_usage_error("%s: unknown option '%s'", cmd, argv[optind - 1]);
+  return cli_usage_error("%s: unknown option '%s'", cmd, argv[optind - 1]);
 }
 
 /* Prepares sql, binds ?1 = profile id (NULL when 0), ?2 = limit (or ?3 for
@@ -103,7 +103,7 @@ static int run_report(sqlite3 *db, const char *dbpath, const char *sql,
   sqlite3_stmt *st;
   char err[512];
   if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-    ljpdb_error(dbpath, "%s", sqlite3_errmsg(db));
+    cli_error_in(dbpath, "%s", sqlite3_errmsg(db));
     return LJPDB_EXIT_ERROR;
   }
   if (p1)
@@ -115,7 +115,7 @@ static int run_report(sqlite3 *db, const char *dbpath, const char *sql,
   int rc = out_statement(db, st, o, stdout, err, sizeof err);
   sqlite3_finalize(st);
   if (rc) {
-    ljpdb_error(dbpath, "%s", err);
+    cli_error_in(dbpath, "%s", err);
     return LJPDB_EXIT_ERROR;
   }
   return LJPDB_EXIT_OK;
@@ -147,7 +147,7 @@ static int open_for_report(const char *cmd, args *a, int npos, sqlite3 **db,
                            int64_t *profile, const char *need_sql,
                            const char *need_what) {
   if (a->npos != npos)
-    return ljpdb_usage_error("%s: wrong number of arguments", cmd);
+    return cli_usage_error("%s: wrong number of arguments", cmd);
   *db = ljpdb_open_existing(a->pos[0]);
   if (!*db) return LJPDB_EXIT_ERROR;
   *profile = 0;
@@ -156,15 +156,15 @@ static int open_for_report(const char *cmd, args *a, int npos, sqlite3 **db,
   if (need_sql) {
     int64_t n = count_of(*db, need_sql, *profile);
     if (n < 0) {
-      ljpdb_error(a->pos[0], "%s", sqlite3_errmsg(*db));
+      cli_error_in(a->pos[0], "%s", sqlite3_errmsg(*db));
       goto fail;
     }
     if (n == 0) {
       if (a->profile)
-        ljpdb_error(a->pos[0], "profile %lld has no %s", (long long)*profile,
+        cli_error_in(a->pos[0], "profile %lld has no %s", (long long)*profile,
                     need_what);
       else
-        ljpdb_error(a->pos[0], "no %s in the database", need_what);
+        cli_error_in(a->pos[0], "no %s in the database", need_what);
       goto fail;
     }
   }
@@ -197,17 +197,17 @@ int cmd_query(int argc, char **argv) {
   args a;
   int rc = parse_args("query", argc, argv, OPT_IN_ORDER, OUT_TSV, -1, &a);
   if (rc >= 0) return rc;
-  if (a.npos != 2) return ljpdb_usage_error("query: needs DB and SQL");
+  if (a.npos != 2) return cli_usage_error("query: needs DB and SQL");
   sqlite3 *db = ljpdb_open_existing(a.pos[0]);
   if (!db) return LJPDB_EXIT_ERROR;
   char *sql = strcmp(a.pos[1], "-") == 0 ? read_all_stdin() : a.pos[1];
   char err[1024];
   int status = LJPDB_EXIT_OK;
   if (!sql) {
-    ljpdb_error("standard input", "cannot read the SQL");
+    cli_error_in("standard input", "cannot read the SQL");
     status = LJPDB_EXIT_ERROR;
   } else if (out_sql(db, sql, &a.out, stdout, err, sizeof err)) {
-    ljpdb_error(a.pos[0], "%s", err);
+    cli_error_in(a.pos[0], "%s", err);
     status = LJPDB_EXIT_ERROR;
   }
   if (sql != a.pos[1]) free(sql);
@@ -225,7 +225,7 @@ int cmd_schema(int argc, char **argv) {
   args a;
   int rc = parse_args("schema", argc, argv, 0, OUT_TSV, -1, &a);
   if (rc >= 0) return rc;
-  if (a.npos > 1) return ljpdb_usage_error("schema: too many arguments");
+  if (a.npos > 1) return cli_usage_error("schema: too many arguments");
   if (a.npos == 0) {
     printf("PRAGMA application_id = %d;\nPRAGMA user_version = %d;\n\n",
            LJPDB_APPLICATION_ID, LJPDB_SCHEMA_VERSION);
@@ -245,140 +245,120 @@ int cmd_schema(int argc, char **argv) {
               "SELECT sql || ';' FROM sqlite_master WHERE sql IS NOT NULL "
               "ORDER BY type = 'view', type = 'index', rowid",
               &o, stdout, err, sizeof err)) {
-    ljpdb_error(a.pos[0], "%s", err);
+    cli_error_in(a.pos[0], "%s", err);
     status = LJPDB_EXIT_ERROR;
   }
   sqlite3_close(db);
   return status;
 }
 
-/* ---- profiles ---- */
+/* ---- the reports over one database ----
+ * profiles, top, vmstates, traces and leaks differ only in their SQL and
+ * options: one runner, one table.  ?1 is the profile (NULL: all), ?2 the
+ * row limit where the report takes -n. */
 
-int cmd_profiles(int argc, char **argv) {
-  static const char sql[] =
-    "SELECT id, label, kind, ljs_version AS ljs, stream_version AS stream,"
-    " mode, complete, samples, mem_events AS events, size,"
-    " substr(sha256, 1, 16) AS sha256, imported_at, path"
-    " FROM profiles WHERE ?1 IS NULL OR id = ?1 ORDER BY id";
+typedef struct report {
+  const char *name;
+  const char *sql;          /* with "%s" for the ORDER BY of --self/--total
+                               when allow has OPT_ORDER */
+  unsigned allow;
+  long default_limit;
+  const char *count_sql;    /* rows the report needs, or NULL */
+  const char *count_what;
+} report;
+
+static const char top_sql[] =
+  "WITH f AS (SELECT name, min(kind) AS kind, sum(self) AS self,"
+  "             sum(total) AS total FROM function_weights"
+  "           WHERE ?1 IS NULL OR profile_id = ?1 GROUP BY name),"
+  "     fn AS (SELECT name, max(function) AS function FROM symbols"
+  "            WHERE (?1 IS NULL OR profile_id = ?1) AND kind <> 'trace'"
+  "            GROUP BY name),"
+  "     t AS (SELECT sum(weight) AS n FROM samples"
+  "           WHERE ?1 IS NULL OR profile_id = ?1)"
+  " SELECT f.self, printf('%%.2f', 100.0 * f.self / t.n) AS \"self%%\","
+  " f.total, printf('%%.2f', 100.0 * f.total / t.n) AS \"total%%\","
+  " f.kind, coalesce(fn.function || ' ' || f.name, f.name) AS name"
+  " FROM f LEFT JOIN fn ON fn.name = f.name, t ORDER BY %s, f.name LIMIT ?2";
+
+static const report reports[] = {
+  {"profiles",
+   "SELECT id, label, kind, ljs_version AS ljs, stream_version AS stream,"
+   " mode, complete, samples, mem_events AS events, size,"
+   " substr(sha256, 1, 16) AS sha256, imported_at, path"
+   " FROM profiles WHERE ?1 IS NULL OR id = ?1 ORDER BY id",
+   OPT_PROFILE, -1, NULL, NULL},
+  {"top", top_sql, OPT_PROFILE | OPT_ORDER | OPT_LIMIT, 20,
+   count_samples_sql, "sysprof samples"},
+  {"vmstates",
+   "SELECT v.profile_id AS profile, p.label, v.name AS vmstate, v.samples,"
+   " printf('%.2f', v.percent) AS \"%\""
+   " FROM vmstate_totals v JOIN profiles p ON p.id = v.profile_id"
+   " WHERE ?1 IS NULL OR v.profile_id = ?1 ORDER BY v.profile_id, v.vmstate",
+   OPT_PROFILE, -1, count_samples_sql, "sysprof samples"},
+  {"traces",
+   "SELECT profile, trace, gen, samples, allocs, bytes, name FROM ("
+   " SELECT t.profile_id AS profile, t.traceno AS trace, t.generation AS gen,"
+   "  t.samples, t.alloc_events AS allocs, t.alloc_bytes AS bytes, t.name,"
+   "  row_number() OVER (PARTITION BY t.profile_id ORDER BY t.samples DESC,"
+   "   t.alloc_bytes DESC, t.traceno, t.generation) AS rank"
+   " FROM trace_totals t WHERE ?1 IS NULL OR t.profile_id = ?1)"
+   " WHERE ?2 < 0 OR rank <= ?2 ORDER BY profile, rank",
+   OPT_PROFILE | OPT_LIMIT, -1,
+   "SELECT count(*) FROM traces WHERE id <> 0 AND"
+   " (?1 IS NULL OR profile_id = ?1)",
+   "JIT traces"},
+  {"leaks",
+   "SELECT profile, bytes, allocs, frees, site FROM ("
+   " SELECT h.profile_id AS profile, h.bytes, h.allocs, h.frees, h.site,"
+   "  row_number() OVER (PARTITION BY h.profile_id"
+   "   ORDER BY h.bytes DESC, h.site) AS rank"
+   " FROM heap_summary h WHERE h.bytes > 0"
+   "  AND (?1 IS NULL OR h.profile_id = ?1))"
+   " WHERE ?2 < 0 OR rank <= ?2 ORDER BY profile, rank",
+   OPT_PROFILE | OPT_LIMIT, -1, count_allocations_sql, "memprof events"},
+};
+
+static int run_named(const char *name, int argc, char **argv) {
+  const report *r = NULL;
+  for (size_t i = 0; i < sizeof reports / sizeof reports[0]; i++)
+    if (strcmp(reports[i].name, name) == 0)
+      r = &reports[i];
   args a;
   sqlite3 *db = NULL;
   int64_t p = 0;
-  int rc = parse_args("profiles", argc, argv, OPT_PROFILE, OUT_TABLE, -1, &a);
+  char text[2048];
+  const char *sql = r->sql;
+  int rc = parse_args(r->name, argc, argv, r->allow, OUT_TABLE,
+                      r->default_limit, &a);
   if (rc >= 0) return rc;
-  if ((rc = open_for_report("profiles", &a, 1, &db, &p, NULL, NULL)) >= 0)
+  if ((rc = open_for_report(r->name, &a, 1, &db, &p, r->count_sql,
+                            r->count_what)) >= 0)
     return rc;
-  rc = run_report(db, a.pos[0], sql, p, 0, 0, 0, &a.out);
+  if (r->allow & OPT_ORDER) {
+    snprintf(text, sizeof text, r->sql,
+             a.by_total ? "f.total DESC, f.self DESC"
+                        : "f.self DESC, f.total DESC");
+    sql = text;
+  }
+  rc = run_report(db, a.pos[0], sql, p, 0,
+                  (r->allow & OPT_LIMIT) ? a.limit : 0,
+                  (r->allow & OPT_LIMIT) ? 2 : 0, &a.out);
   sqlite3_close(db);
   return rc;
 }
 
-/* ---- top ---- */
-
-int cmd_top(int argc, char **argv) {
-  static const char sql[] =
-    "WITH f AS (SELECT name, min(kind) AS kind, sum(self) AS self,"
-    "             sum(total) AS total FROM function_weights"
-    "           WHERE ?1 IS NULL OR profile_id = ?1 GROUP BY name),"
-    "     fn AS (SELECT name, max(function) AS function FROM symbols"
-    "            WHERE (?1 IS NULL OR profile_id = ?1) AND kind <> 'trace'"
-    "            GROUP BY name),"
-    "     t AS (SELECT sum(weight) AS n FROM samples"
-    "           WHERE ?1 IS NULL OR profile_id = ?1)"
-    " SELECT f.self, printf('%%.2f', 100.0 * f.self / t.n) AS \"self%%\","
-    " f.total, printf('%%.2f', 100.0 * f.total / t.n) AS \"total%%\","
-    " f.kind, coalesce(fn.function || ' ' || f.name, f.name) AS name"
-    " FROM f LEFT JOIN fn ON fn.name = f.name, t ORDER BY %s, f.name LIMIT ?2";
-  args a;
-  sqlite3 *db;
-  int64_t p;
-  char text[1024];
-  int rc = parse_args("top", argc, argv, OPT_PROFILE | OPT_ORDER | OPT_LIMIT,
-                      OUT_TABLE, 20, &a);
-  if (rc >= 0) return rc;
-  if ((rc = open_for_report("top", &a, 1, &db, &p, count_samples_sql,
-                            "sysprof samples")) >= 0)
-    return rc;
-  snprintf(text, sizeof text, sql,
-           a.by_total ? "f.total DESC, f.self DESC" : "f.self DESC, f.total DESC");
-  rc = run_report(db, a.pos[0], text, p, 0, a.limit, 2, &a.out);
-  sqlite3_close(db);
-  return rc;
+int cmd_profiles(int argc, char **argv) {
+  return run_named("profiles", argc, argv);
 }
-
-/* ---- vmstates ---- */
-
+int cmd_top(int argc, char **argv) { return run_named("top", argc, argv); }
 int cmd_vmstates(int argc, char **argv) {
-  static const char sql[] =
-    "SELECT v.profile_id AS profile, p.label, v.name AS vmstate, v.samples,"
-    " printf('%.2f', v.percent) AS \"%\""
-    " FROM vmstate_totals v JOIN profiles p ON p.id = v.profile_id"
-    " WHERE ?1 IS NULL OR v.profile_id = ?1 ORDER BY v.profile_id, v.vmstate";
-  args a;
-  sqlite3 *db;
-  int64_t p;
-  int rc = parse_args("vmstates", argc, argv, OPT_PROFILE, OUT_TABLE, -1, &a);
-  if (rc >= 0) return rc;
-  if ((rc = open_for_report("vmstates", &a, 1, &db, &p, count_samples_sql,
-                            "sysprof samples")) >= 0)
-    return rc;
-  rc = run_report(db, a.pos[0], sql, p, 0, 0, 0, &a.out);
-  sqlite3_close(db);
-  return rc;
+  return run_named("vmstates", argc, argv);
 }
-
-/* ---- traces ---- */
-
 int cmd_traces(int argc, char **argv) {
-  static const char sql[] =
-    "SELECT profile, trace, gen, samples, allocs, bytes, name FROM ("
-    " SELECT t.profile_id AS profile, t.traceno AS trace, t.generation AS gen,"
-    "  t.samples, t.alloc_events AS allocs, t.alloc_bytes AS bytes, t.name,"
-    "  row_number() OVER (PARTITION BY t.profile_id ORDER BY t.samples DESC,"
-    "   t.alloc_bytes DESC, t.traceno, t.generation) AS rank"
-    " FROM trace_totals t WHERE ?1 IS NULL OR t.profile_id = ?1)"
-    " WHERE ?2 < 0 OR rank <= ?2 ORDER BY profile, rank";
-  args a;
-  sqlite3 *db;
-  int64_t p;
-  int rc = parse_args("traces", argc, argv, OPT_PROFILE | OPT_LIMIT, OUT_TABLE,
-                      -1, &a);
-  if (rc >= 0) return rc;
-  if ((rc = open_for_report("traces", &a, 1, &db, &p,
-                            "SELECT count(*) FROM traces WHERE id <> 0 AND"
-                            " (?1 IS NULL OR profile_id = ?1)",
-                            "JIT traces")) >= 0)
-    return rc;
-  rc = run_report(db, a.pos[0], sql, p, 0, a.limit, 2, &a.out);
-  sqlite3_close(db);
-  return rc;
+  return run_named("traces", argc, argv);
 }
-
-/* ---- leaks ---- */
-
-int cmd_leaks(int argc, char **argv) {
-  static const char sql[] =
-    "SELECT profile, bytes, allocs, frees, site FROM ("
-    " SELECT h.profile_id AS profile, h.bytes, h.allocs, h.frees, h.site,"
-    "  row_number() OVER (PARTITION BY h.profile_id"
-    "   ORDER BY h.bytes DESC, h.site) AS rank"
-    " FROM heap_summary h WHERE h.bytes > 0"
-    "  AND (?1 IS NULL OR h.profile_id = ?1))"
-    " WHERE ?2 < 0 OR rank <= ?2 ORDER BY profile, rank";
-  args a;
-  sqlite3 *db;
-  int64_t p;
-  int rc = parse_args("leaks", argc, argv, OPT_PROFILE | OPT_LIMIT, OUT_TABLE,
-                      -1, &a);
-  if (rc >= 0) return rc;
-  if ((rc = open_for_report("leaks", &a, 1, &db, &p, count_allocations_sql,
-                            "memprof events")) >= 0)
-    return rc;
-  rc = run_report(db, a.pos[0], sql, p, 0, a.limit, 2, &a.out);
-  sqlite3_close(db);
-  return rc;
-}
-
-/* ---- diff ---- */
+int cmd_leaks(int argc, char **argv) { return run_named("leaks", argc, argv); }
 
 static char *profile_label(sqlite3 *db, int64_t id) {
   sqlite3_stmt *st;
@@ -419,7 +399,7 @@ int cmd_diff(int argc, char **argv) {
   int rc = parse_args("diff", argc, argv, OPT_ORDER | OPT_LIMIT, OUT_TABLE, 20,
                       &a);
   if (rc >= 0) return rc;
-  if (a.npos != 3) return ljpdb_usage_error("diff: needs DB, P1 and P2");
+  if (a.npos != 3) return cli_usage_error("diff: needs DB, P1 and P2");
   sqlite3 *db = ljpdb_open_existing(a.pos[0]);
   if (!db) return LJPDB_EXIT_ERROR;
   int64_t p[2];
@@ -428,7 +408,7 @@ int cmd_diff(int argc, char **argv) {
   for (int i = 0; i < 2; i++) {
     if (!(p[i] = ljpdb_profile(db, a.pos[0], a.pos[1 + i]))) goto out;
     if (count_of(db, count_samples_sql, p[i]) <= 0) {
-      ljpdb_error(a.pos[0], "profile %lld has no sysprof samples",
+      cli_error_in(a.pos[0], "profile %lld has no sysprof samples",
                   (long long)p[i]);
       goto out;
     }
