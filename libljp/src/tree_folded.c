@@ -14,6 +14,7 @@
  * rendered into memory and sorted as text, everything else streams.
  * Memory stays proportional to the output of those runs at most.
  */
+#include "strbuf.h"
 #include "tree_impl.h"
 
 #include <stdlib.h>
@@ -22,39 +23,6 @@
 /* ------------------------------------------------------------------------ */
 /* Text                                                                     */
 /* ------------------------------------------------------------------------ */
-
-typedef struct fold_buf {
-  char *p;
-  size_t len, cap;
-} fold_buf;
-
-static int buf_reserve(fold_buf *b, size_t extra)
-{
-  if (b->cap - b->len >= extra)
-    return 0;
-  size_t cap = b->cap ? b->cap : 256;
-  while (cap - b->len < extra) {
-    if (cap > SIZE_MAX / 2)
-      return -1;
-    cap *= 2;
-  }
-  char *p = realloc(b->p, cap);
-  if (!p)
-    return -1;
-  b->p = p;
-  b->cap = cap;
-  return 0;
-}
-
-static int buf_put(fold_buf *b, const char *s, size_t n)
-{
-  if (buf_reserve(b, n) != 0)
-    return -1;
-  if (n)
-    memcpy(b->p + b->len, s, n);
-  b->len += n;
-  return 0;
-}
 
 /* " N\n" for a weight; returns its length (at most 23). */
 static size_t format_count(char *out, int64_t v)
@@ -95,7 +63,7 @@ typedef struct fold_ctx {
   void *emit_ctx;
   uint32_t *child_start;   /* CSR: children of n are kids[child_start[n]..] */
   uint32_t *kids;
-  fold_buf path;           /* the stack text of the current node */
+  strbuf path;           /* the stack text of the current node */
   /* Walk space, one entry per depth: the outer walk and a run's inner
    * walk never overlap in time, so they share these arrays. */
   uint32_t *stack;         /* the node at each depth */
@@ -180,9 +148,9 @@ static int is_prefix(const ljp_tree *t, uint32_t a, uint32_t b)
 static int path_push(fold_ctx *c, uint32_t n)
 {
   const tree_frame *f = &c->t->frames[c->t->nodes[n].frame];
-  if (c->t->nodes[n].depth > 1 && buf_put(&c->path, ";", 1) != 0)
+  if (c->t->nodes[n].depth > 1 && sb_put(&c->path, ";", 1) != 0)
     return -1;
-  return buf_put(&c->path, f->name, f->len);
+  return sb_put(&c->path, f->name, f->len);
 }
 
 static ljp_status emit_line(fold_ctx *c, int64_t self)
@@ -190,7 +158,7 @@ static ljp_status emit_line(fold_ctx *c, int64_t self)
   char num[24];
   size_t k = format_count(num, self);
   size_t base = c->path.len;
-  if (buf_put(&c->path, num, k) != 0)
+  if (sb_put(&c->path, num, k) != 0)
     return LJP_E_NOMEM;
   int stop = c->emit(c->emit_ctx, c->path.p, c->path.len);
   c->path.len = base;
@@ -207,7 +175,7 @@ typedef struct line_ref {
 } line_ref;
 
 typedef struct run_lines {
-  fold_buf text;
+  strbuf text;
   line_ref *lines;
   size_t n, cap;
 } run_lines;
@@ -223,7 +191,7 @@ static int line_cmp(const void *pa, const void *pb)
 }
 
 /* Renders the current path with weight self as one more line of rl. */
-static int run_add_line(run_lines *rl, const fold_buf *path, int64_t self)
+static int run_add_line(run_lines *rl, const strbuf *path, int64_t self)
 {
   char num[24];
   size_t k = format_count(num, self);
@@ -237,8 +205,8 @@ static int run_add_line(run_lines *rl, const fold_buf *path, int64_t self)
   }
   rl->lines[rl->n].off = rl->text.len;
   rl->lines[rl->n].len = path->len + k;
-  if (buf_put(&rl->text, path->p, path->len) != 0 ||
-      buf_put(&rl->text, num, k) != 0)
+  if (sb_put(&rl->text, path->p, path->len) != 0 ||
+      sb_put(&rl->text, num, k) != 0)
     return -1;
   rl->n++;
   return 0;
