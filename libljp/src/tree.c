@@ -299,17 +299,27 @@ static int node_table_grow(ljp_tree *t)
   return 0;
 }
 
+/* The child (parent, frame), 0 when missing.  *count gets the number of
+ * children of a parent that is not hashed (at most SMALL_FANOUT). */
+static uint32_t child_find(const ljp_tree *t, uint32_t parent,
+                           uint32_t frame, uint32_t *count)
+{
+  uint32_t fc = t->nodes[parent].first_child;
+  if (fc & NODE_HASHED)
+    return node_probe(t, parent, frame)->node;
+  uint32_t k = 0;
+  for (uint32_t c = fc; c; c = t->nodes[c].next_sibling, k++)
+    if (t->nodes[c].frame == frame)
+      return c;
+  *count = k;
+  return 0;
+}
+
 static uint32_t child_lookup(const ljp_tree *t, uint32_t parent,
                              uint32_t frame)
 {
-  if (t->nodes[parent].nchildren <= SMALL_FANOUT) {
-    for (uint32_t c = t->nodes[parent].first_child; c;
-         c = t->nodes[c].next_sibling)
-      if (t->nodes[c].frame == frame)
-        return c;
-    return 0;
-  }
-  return node_probe(t, parent, frame)->node;
+  uint32_t count;
+  return child_find(t, parent, frame, &count);
 }
 
 static int hash_child(ljp_tree *t, uint32_t parent, uint32_t frame,
@@ -330,13 +340,14 @@ static int hash_child(ljp_tree *t, uint32_t parent, uint32_t frame,
  * UINT32_MAX when out of memory. */
 static uint32_t node_child(ljp_tree *t, uint32_t parent, uint32_t frame)
 {
-  uint32_t found = child_lookup(t, parent, frame);
+  uint32_t count = SMALL_FANOUT + 1;   /* stays so for a hashed parent */
+  uint32_t found = child_find(t, parent, frame, &count);
   if (found)
     return found;
-  if (t->nnodes >= UINT32_MAX - 1)
+  if (t->nnodes > NODE_MAX)
     return UINT32_MAX;
   if (t->nnodes == t->nodes_cap) {
-    uint32_t cap = t->nodes_cap > UINT32_MAX / 2 ? UINT32_MAX : t->nodes_cap * 2;
+    uint32_t cap = t->nodes_cap > NODE_MAX / 2 ? NODE_MAX + 1 : t->nodes_cap * 2;
     tree_node *n = realloc(t->nodes, (size_t)cap * sizeof *n);
     if (!n)
       return UINT32_MAX;
@@ -344,7 +355,7 @@ static uint32_t node_child(ljp_tree *t, uint32_t parent, uint32_t frame)
     t->nodes_cap = cap;
   }
   /* Make room in the hash table first, so failing leaves no trace. */
-  uint32_t after = t->nodes[parent].nchildren + 1;
+  uint32_t after = count + 1;
   if (after > SMALL_FANOUT) {
     uint32_t need = t->nhashed + (after == SMALL_FANOUT + 1 ? after : 1);
     while ((uint64_t)need * 2 > t->ntab_mask)
@@ -355,18 +366,16 @@ static uint32_t node_child(ljp_tree *t, uint32_t parent, uint32_t frame)
   tree_node *n = &t->nodes[id];
   n->parent = parent;
   n->frame = frame;
-  n->depth = t->nodes[parent].depth + 1;
+  uint32_t hashed = t->nodes[parent].first_child & NODE_HASHED;
   n->first_child = 0;
-  n->next_sibling = t->nodes[parent].first_child;
-  n->nchildren = 0;
+  n->next_sibling = t->nodes[parent].first_child & ~NODE_HASHED;
   n->self = 0;
   n->total = 0;
-  t->nodes[parent].first_child = id;
-  t->nodes[parent].nchildren = after;
+  t->nodes[parent].first_child = id | hashed;
   if (after == SMALL_FANOUT + 1) {
     /* The parent outgrew its list: hash all its children from now on. */
-    for (uint32_t c = t->nodes[parent].first_child; c;
-         c = t->nodes[c].next_sibling)
+    t->nodes[parent].first_child = id | NODE_HASHED;
+    for (uint32_t c = id; c; c = t->nodes[c].next_sibling)
       hash_child(t, parent, t->nodes[c].frame, c);
   } else if (after > SMALL_FANOUT) {
     hash_child(t, parent, frame, id);
@@ -458,8 +467,38 @@ LJP_API uint32_t ljp_tree_node_count(const ljp_tree *t)
 
 NODE_FIELD(ljp_tree_node_parent, uint32_t, parent)
 NODE_FIELD(ljp_tree_node_frame, uint32_t, frame)
-NODE_FIELD(ljp_tree_node_depth, uint32_t, depth)
 NODE_FIELD(ljp_tree_node_self, int64_t, self)
+
+/* Not stored (a node is 4 bytes smaller for it): the walk up ends at the
+ * root or at an ancestor whose depth was asked about lately.  The nodes
+ * walked are remembered too, so asking about every node of a depth-first
+ * walk costs a step or two per node. */
+LJP_API uint32_t ljp_tree_node_depth(const ljp_tree *t, uint32_t node)
+{
+  if (!t || node >= t->nnodes)
+    return 0;
+  ljp_tree *m = (ljp_tree *)t; /* logically const: a cache */
+  uint32_t u = node, steps = 0, d;
+  for (;;) {
+    if (u == 0) {
+      d = 0;
+      break;
+    }
+    if (m->depth_cache[u % DEPTH_CACHE].node == u) {
+      d = m->depth_cache[u % DEPTH_CACHE].depth;
+      break;
+    }
+    u = t->nodes[u].parent;
+    steps++;
+  }
+  d += steps;
+  for (uint32_t v = node, dv = d; v != u; v = t->nodes[v].parent, dv--) {
+    m->depth_cache[v % DEPTH_CACHE].node = v;
+    m->depth_cache[v % DEPTH_CACHE].depth = dv;
+  }
+  return d;
+}
+
 LJP_API int64_t ljp_tree_node_total(const ljp_tree *t, uint32_t node)
 {
   if (!t || node >= t->nnodes)
@@ -537,7 +576,7 @@ LJP_API size_t ljp_tree_children(const ljp_tree *t, uint32_t node, uint32_t *out
   /* The first cap children in order: keep the cap smallest seen so far in
    * a max-heap, then sort the heap. */
   size_t count = 0, k = 0;
-  for (uint32_t c = t->nodes[node].first_child; c;
+  for (uint32_t c = ljp__node_first_child(&t->nodes[node]); c;
        c = t->nodes[c].next_sibling, count++) {
     if (k < cap) {
       out[k++] = c;

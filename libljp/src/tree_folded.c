@@ -94,7 +94,7 @@ static void build_children(fold_ctx *c)
     c->child_start[i + 1] += c->child_start[i];
   for (uint32_t i = 0; i < nn; i++) {
     uint32_t k = c->child_start[i];
-    for (uint32_t ch = t->nodes[i].first_child; ch;
+    for (uint32_t ch = ljp__node_first_child(&t->nodes[i]); ch;
          ch = t->nodes[ch].next_sibling)
       c->kids[k++] = ch;
     ljp__tree_sort_nodes(t, c->kids + c->child_start[i],
@@ -105,20 +105,27 @@ static void build_children(fold_ctx *c)
 static ljp_status ctx_init(fold_ctx *c, const ljp_tree *t)
 {
   uint32_t nn = t->nnodes;
-  uint32_t maxdepth = 0;
-  for (uint32_t i = 1; i < nn; i++)
-    if (t->nodes[i].depth > maxdepth)
-      maxdepth = t->nodes[i].depth;
-  size_t depth = (size_t)maxdepth + 2;
   c->t = t;
   c->child_start = calloc((size_t)nn + 1, sizeof *c->child_start);
   c->kids = malloc((size_t)nn * sizeof *c->kids);
+  c->chain = malloc((size_t)nn * sizeof *c->chain);
+  if (!c->child_start || !c->kids || !c->chain)
+    return LJP_E_NOMEM;
+  /* Nodes do not store their depth: chain (not in use yet) holds them
+   * for a moment.  A parent's id is below its children's. */
+  uint32_t maxdepth = 0, *d = c->chain;
+  if (nn)
+    d[0] = 0;
+  for (uint32_t i = 1; i < nn; i++) {
+    d[i] = d[t->nodes[i].parent] + 1;
+    if (d[i] > maxdepth)
+      maxdepth = d[i];
+  }
+  size_t depth = (size_t)maxdepth + 2;
   c->path_len = malloc(depth * sizeof *c->path_len);
   c->stack = malloc(depth * sizeof *c->stack);
   c->stack_idx = malloc(depth * sizeof *c->stack_idx);
-  c->chain = malloc((size_t)nn * sizeof *c->chain);
-  if (!c->child_start || !c->kids || !c->path_len || !c->stack ||
-      !c->stack_idx || !c->chain)
+  if (!c->path_len || !c->stack || !c->stack_idx)
     return LJP_E_NOMEM;
   build_children(c);
   return LJP_OK;
@@ -148,7 +155,7 @@ static int is_prefix(const ljp_tree *t, uint32_t a, uint32_t b)
 static int path_push(fold_ctx *c, uint32_t n)
 {
   const tree_frame *f = &c->t->frames[c->t->nodes[n].frame];
-  if (c->t->nodes[n].depth > 1 && sb_put(&c->path, ";", 1) != 0)
+  if (c->t->nodes[n].parent != 0 && sb_put(&c->path, ";", 1) != 0)
     return -1;
   return sb_put(&c->path, f->name, f->len);
 }

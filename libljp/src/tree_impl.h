@@ -20,12 +20,26 @@ typedef struct tree_frame {
   uint64_t line;           /* part of the key (ljp_tree_intern_line) */
 } tree_frame;
 
+/* 32 bytes: a tree has one per distinct stack prefix, so they are most of
+ * its memory.  A node's depth is its parent's plus one and is computed when
+ * asked; how many children it has matters only up to SMALL_FANOUT (tree.c),
+ * which the sibling list tells, and past it a flag bit says so. */
 typedef struct tree_node {
-  uint32_t parent, frame, depth;
-  uint32_t first_child, next_sibling;   /* 0 = none (node 0 is no child) */
-  uint32_t nchildren;
+  uint32_t parent, frame;
+  uint32_t first_child;    /* 0 = none (node 0 is no child); | NODE_HASHED */
+  uint32_t next_sibling;   /* 0 = none */
   int64_t self, total;
 } tree_node;
+
+/* In first_child: the node's children are in the (parent, frame) hash
+ * table.  Node ids stay below it. */
+#define NODE_HASHED 0x80000000u
+#define NODE_MAX (NODE_HASHED - 1)
+
+static inline uint32_t ljp__node_first_child(const tree_node *n)
+{
+  return n->first_child & ~NODE_HASHED;
+}
 
 typedef struct node_slot {
   uint32_t parent, frame, node;         /* node 0 = empty slot */
@@ -59,6 +73,8 @@ typedef struct info_str {
   uint64_t hash;
 } info_str;
 
+#define DEPTH_CACHE 256u
+
 struct ljp_tree {
   tree_frame *frames;      /* index 0 unused: ids start at 1 */
   uint32_t nframes;        /* including the unused slot 0 */
@@ -87,6 +103,12 @@ struct ljp_tree {
    * ids than their parents) when next asked for.  A deep stack then costs
    * one write instead of one cache miss per ancestor. */
   int totals_dirty;
+
+  /* Depths of nodes asked about lately, at node id % DEPTH_CACHE (all zero
+   * is valid: node 0 has depth 0).  Nodes do not store their depth; a
+   * walk down the tree asks about each node after its parent, whose depth
+   * is then found here after a step or a few. */
+  struct { uint32_t node, depth; } depth_cache[DEPTH_CACHE];
 
   /* Frame attributes, indexed by frame id; frames past info_cap have
    * none.  Allocated on first use: trees from folded text never pay. */

@@ -20,13 +20,13 @@ static void outermost_totals(const ljp_tree *t, uint32_t *on_path,
                              int64_t *total)
 {
   const tree_node *nodes = t->nodes;
-  uint32_t n = nodes[0].first_child;
+  uint32_t n = ljp__node_first_child(&nodes[0]);
   while (n) {
     uint32_t f = nodes[n].frame;
     if (on_path[f]++ == 0)
       total[f] = ljp__add_wrap(total[f], nodes[n].total);
-    if (nodes[n].first_child) {
-      n = nodes[n].first_child;
+    if (ljp__node_first_child(&nodes[n])) {
+      n = ljp__node_first_child(&nodes[n]);
       continue;
     }
     /* Leave n, and each ancestor whose children are all done. */

@@ -372,6 +372,74 @@ START_TEST(deep_stack)
 }
 END_TEST
 
+/* Random stacks over a few frames, each remembered with the leaf it made:
+ * the leaf's depth is the stack's length, the walk up from it gives the
+ * stack backwards, and the walk down by ljp_tree_find_child finds it again.
+ * Nodes get up to 12 children (lists and hashed parents alike), and the
+ * depths are asked for in scattered orders, leaves before and after
+ * their ancestors. */
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static uint32_t rnd(uint32_t n)
+{
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return (uint32_t)(rng >> 11) % n;
+}
+
+START_TEST(random_shape)
+{
+  enum { N = 3000, MAXD = 30 };
+  ljp_tree *t = ljp_tree_new();
+  uint32_t fr[12];
+  char name[8];
+  for (int i = 0; i < 12; i++)
+    fr[i] = in(t, (snprintf(name, sizeof name, "f%d", i), name),
+               LJP_CLASS_OTHER);
+  static uint32_t stk[N][MAXD], len[N], leaf[N];
+  for (int i = 0; i < N; i++) {
+    len[i] = 1 + rnd(MAXD);
+    for (uint32_t d = 0; d < len[i]; d++)
+      stk[i][d] = fr[rnd(d < 3 ? 12 : 3)];
+    leaf[i] = ljp_tree_add(t, stk[i], len[i], 1);
+    ck_assert_uint_ne(leaf[i], UINT32_MAX);
+  }
+  for (int pass = 0; pass < 3; pass++)
+    for (int k = 0; k < N; k++) {
+      int i = pass == 0 ? k : pass == 1 ? N - 1 - k : (int)((k * 7919u) % N);
+      ck_assert_uint_eq(ljp_tree_node_depth(t, leaf[i]), len[i]);
+      uint32_t u = leaf[i];
+      for (uint32_t d = len[i]; d-- > 0; u = ljp_tree_node_parent(t, u)) {
+        ck_assert_uint_eq(ljp_tree_node_frame(t, u), stk[i][d]);
+        ck_assert_uint_eq(ljp_tree_node_depth(t, u), d + 1);
+      }
+      ck_assert_uint_eq(u, 0);
+      for (uint32_t d = 0; d < len[i]; d++)
+        u = ljp_tree_find_child(t, u, stk[i][d]);
+      ck_assert_uint_eq(u, leaf[i]);
+    }
+  /* Every node is the child of its parent, once: children counts add up
+   * to the nodes, and each listed child names its parent. */
+  uint32_t kids[16];
+  size_t sum = 0, wide = 0;
+  for (uint32_t n = 0; n < ljp_tree_node_count(t); n++) {
+    size_t m = ljp_tree_children(t, n, kids, 16);
+    ck_assert_uint_le(m, 12);
+    wide += m > 8;
+    for (size_t j = 0; j < m; j++) {
+      ck_assert_uint_eq(ljp_tree_node_parent(t, kids[j]), n);
+      ck_assert_uint_eq(ljp_tree_find_child(t, n, ljp_tree_node_frame(t, kids[j])),
+                        kids[j]);
+    }
+    sum += m;
+  }
+  ck_assert_uint_eq(sum, ljp_tree_node_count(t) - 1);
+  ck_assert_uint_gt(wide, 100);
+  ck_assert_int_eq(ljp_tree_node_total(t, 0), N);
+  ljp_tree_free(t);
+}
+END_TEST
+
 static Suite *tree_suite(void)
 {
   Suite *s = suite_create("tree");
@@ -388,6 +456,7 @@ static Suite *tree_suite(void)
   tcase_add_test(tc, folded_stop_and_args);
   tcase_add_test(tc, folded_extreme_weights);
   tcase_add_test(tc, deep_stack);
+  tcase_add_test(tc, random_shape);
   suite_add_tcase(s, tc);
   return s;
 }
