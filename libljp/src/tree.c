@@ -130,6 +130,8 @@ LJP_API void ljp_tree_free(ljp_tree *t)
   free(t->ntab);
   free(t->last_frames);
   free(t->last_nodes);
+  ljp__wide_free(&t->wide_self);
+  ljp__wide_free(&t->wide_total);
   ljp__tree_info_free(t);
   free(t);
 }
@@ -419,27 +421,69 @@ LJP_API uint32_t ljp_tree_add(ljp_tree *t, const uint32_t *frames, size_t n,
     t->last_nodes[i] = node;
   }
   t->last_len = n;
-  t->nodes[node].self = ljp__add_wrap(t->nodes[node].self, weight);
+  if (ljp__node_set_self(t, node,
+                         ljp__add_wrap(ljp__node_self(t, node), weight)) != 0)
+    return UINT32_MAX;
   t->totals_dirty = 1;
   return node;
 }
 
-/* Recomputes every total from the self weights, leaves first. */
+static int set_total(ljp_tree *t, uint32_t n, int64_t v)
+{
+  if (ljp__fits32(v)) {
+    t->nodes[n].total = (int32_t)v;
+    return 0;
+  }
+  if (ljp__wide_set(&t->wide_total, n, v) != 0)
+    return -1;
+  t->nodes[n].total = WIDE_MARK;
+  return 0;
+}
+
+/* Recomputes every total from the self weights, leaves first.  The wide
+ * totals are all rewritten, so their table starts empty. */
 void ljp__tree_sum_totals(ljp_tree *t)
 {
-  for (uint32_t i = 0; i < t->nnodes; i++)
-    t->nodes[i].total = t->nodes[i].self;
-  for (uint32_t i = t->nnodes; i-- > 1;)
-    t->nodes[t->nodes[i].parent].total =
-        ljp__add_wrap(t->nodes[t->nodes[i].parent].total, t->nodes[i].total);
+  tree_node *nodes = t->nodes;
+  ljp__wide_clear(&t->wide_total);
+  t->totals_slow = 0;
   t->totals_dirty = 0;
+  int ok = 1;
+  for (uint32_t i = 0; i < t->nnodes && ok; i++) {
+    if (nodes[i].self != WIDE_MARK)
+      nodes[i].total = nodes[i].self;
+    else
+      ok = set_total(t, i, ljp__node_self(t, i)) == 0;
+  }
+  for (uint32_t i = t->nnodes; i-- > 1 && ok;) {
+    uint32_t p = nodes[i].parent;
+    int32_t a = nodes[p].total, b = nodes[i].total;
+    /* Both narrow: the sum fits 64 bits, usually 32. */
+    int64_t sum = a != WIDE_MARK && b != WIDE_MARK
+                      ? (int64_t)a + b
+                      : ljp__add_wrap(ljp__node_total(t, p),
+                                      ljp__node_total(t, i));
+    if (ljp__fits32(sum))
+      nodes[p].total = (int32_t)sum;
+    else
+      ok = set_total(t, p, sum) == 0;
+  }
+  if (!ok) {
+    /* Out of memory for the wide table: every total is summed when
+     * asked instead. */
+    for (uint32_t i = 0; i < t->nnodes; i++)
+      nodes[i].total = WIDE_MARK;
+    t->totals_slow = 1;
+  }
 }
 
 LJP_API uint32_t ljp_tree_add_at(ljp_tree *t, uint32_t node, int64_t weight)
 {
   if (!t || node >= t->nnodes)
     return UINT32_MAX;
-  t->nodes[node].self = ljp__add_wrap(t->nodes[node].self, weight);
+  if (ljp__node_set_self(t, node,
+                         ljp__add_wrap(ljp__node_self(t, node), weight)) != 0)
+    return UINT32_MAX;
   t->totals_dirty = 1;
   return node;
 }
@@ -467,7 +511,13 @@ LJP_API uint32_t ljp_tree_node_count(const ljp_tree *t)
 
 NODE_FIELD(ljp_tree_node_parent, uint32_t, parent)
 NODE_FIELD(ljp_tree_node_frame, uint32_t, frame)
-NODE_FIELD(ljp_tree_node_self, int64_t, self)
+
+LJP_API int64_t ljp_tree_node_self(const ljp_tree *t, uint32_t node)
+{
+  if (!t || node >= t->nnodes)
+    return 0;
+  return ljp__node_self(t, node);
+}
 
 /* Not stored (a node is 4 bytes smaller for it): the walk up ends at the
  * root or at an ancestor whose depth was asked about lately.  The nodes
@@ -505,7 +555,7 @@ LJP_API int64_t ljp_tree_node_total(const ljp_tree *t, uint32_t node)
     return 0;
   if (t->totals_dirty) /* logically const: a cache of the self weights */
     ljp__tree_sum_totals((ljp_tree *)t);
-  return t->nodes[node].total;
+  return ljp__node_total(t, node);
 }
 
 /* ------------------------------------------------------------------------ */

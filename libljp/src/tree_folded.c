@@ -235,8 +235,8 @@ static ljp_status render_subtree(fold_ctx *c, uint32_t root, size_t base,
     return LJP_E_NOMEM;
   for (;;) {
     uint32_t n = stack[sp];
-    if (idx[sp] == 0 && keep_line(c->t->nodes[n].self, c->min_weight) &&
-        run_add_line(rl, &c->path, c->t->nodes[n].self) != 0)
+    if (idx[sp] == 0 && keep_line(ljp__node_self(c->t, n), c->min_weight) &&
+        run_add_line(rl, &c->path, ljp__node_self(c->t, n)) != 0)
       return LJP_E_NOMEM;
     if (idx[sp] < nkids(c, n)) {
       uint32_t child = kids_of(c, n)[idx[sp]++];
@@ -321,7 +321,7 @@ static ljp_status enter(fold_ctx *c, size_t sp, uint32_t child)
   c->stack[sp + 1] = child;
   c->stack_idx[sp + 1] = 0;
   c->path_len[sp + 1] = before;
-  int64_t self = c->t->nodes[child].self;
+  int64_t self = ljp__node_self(c->t, child);
   return keep_line(self, c->min_weight) ? emit_line(c, self) : LJP_OK;
 }
 

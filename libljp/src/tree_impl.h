@@ -20,16 +20,32 @@ typedef struct tree_frame {
   uint64_t line;           /* part of the key (ljp_tree_intern_line) */
 } tree_frame;
 
-/* 32 bytes: a tree has one per distinct stack prefix, so they are most of
+/* 24 bytes: a tree has one per distinct stack prefix, so they are most of
  * its memory.  A node's depth is its parent's plus one and is computed when
  * asked; how many children it has matters only up to SMALL_FANOUT (tree.c),
- * which the sibling list tells, and past it a flag bit says so. */
+ * which the sibling list tells, and past it a flag bit says so.  Weights
+ * are 64-bit, but most fit in 32 bits (sample counts and the sums above
+ * them): a node keeps those, and a wider one sits in a side table while
+ * the field holds WIDE_MARK. */
 typedef struct tree_node {
   uint32_t parent, frame;
   uint32_t first_child;    /* 0 = none (node 0 is no child); | NODE_HASHED */
   uint32_t next_sibling;   /* 0 = none */
-  int64_t self, total;
+  int32_t self, total;     /* or WIDE_MARK: see ljp__node_self/_total */
 } tree_node;
+
+#define WIDE_MARK INT32_MIN
+
+/* Node -> 64-bit weight, open addressing. */
+typedef struct wide_slot {
+  uint32_t key;            /* node + 1; 0 = empty */
+  int64_t v;
+} wide_slot;
+
+typedef struct wide_tab {
+  wide_slot *s;
+  uint32_t mask, n;
+} wide_tab;
 
 /* In first_child: the node's children are in the (parent, frame) hash
  * table.  Node ids stay below it. */
@@ -103,6 +119,10 @@ struct ljp_tree {
    * ids than their parents) when next asked for.  A deep stack then costs
    * one write instead of one cache miss per ancestor. */
   int totals_dirty;
+  /* The last sum ran out of memory for wide totals: each total is then
+   * summed over its subtree when asked (slow, but right). */
+  int totals_slow;
+  wide_tab wide_self, wide_total;
 
   /* Depths of nodes asked about lately, at node id % DEPTH_CACHE (all zero
    * is valid: node 0 has depth 0).  Nodes do not store their depth; a
@@ -122,6 +142,15 @@ struct ljp_tree {
 char *ljp__tree_arena_copy(ljp_tree *t, const char *s, size_t len);
 /* Brings every node's total up to date with the self weights. */
 void ljp__tree_sum_totals(ljp_tree *t);
+
+/* The wide table (tree_wide.c).  get: the value of a node that is in it;
+ * set: -1 when out of memory (the table unchanged). */
+int64_t ljp__wide_get(const wide_tab *w, uint32_t node);
+int ljp__wide_set(wide_tab *w, uint32_t node, int64_t v);
+void ljp__wide_clear(wide_tab *w);
+void ljp__wide_free(wide_tab *w);
+/* A node's total summed over its subtree, for when totals_slow is set. */
+int64_t ljp__tree_subtree_total(const ljp_tree *t, uint32_t node);
 /* Sorts nodes h[0..n) as ljp_tree_children orders siblings. */
 void ljp__tree_sort_nodes(const ljp_tree *t, uint32_t *h, size_t n);
 void ljp__tree_info_free(ljp_tree *t);
@@ -131,6 +160,40 @@ void ljp__tree_info_free(ljp_tree *t);
 static inline int64_t ljp__add_wrap(int64_t a, int64_t b)
 {
   return (int64_t)((uint64_t)a + (uint64_t)b);
+}
+
+static inline int ljp__fits32(int64_t v)
+{
+  return v > INT32_MIN && v <= INT32_MAX;
+}
+
+static inline int64_t ljp__node_self(const ljp_tree *t, uint32_t n)
+{
+  int32_t v = t->nodes[n].self;
+  return v != WIDE_MARK ? v : ljp__wide_get(&t->wide_self, n);
+}
+
+/* A self weight once wide stays in the table: no entry goes stale. */
+static inline int ljp__node_set_self(ljp_tree *t, uint32_t n, int64_t v)
+{
+  if (t->nodes[n].self != WIDE_MARK && ljp__fits32(v)) {
+    t->nodes[n].self = (int32_t)v;
+    return 0;
+  }
+  if (ljp__wide_set(&t->wide_self, n, v) != 0)
+    return -1;
+  t->nodes[n].self = WIDE_MARK;
+  return 0;
+}
+
+/* Totals must be up to date (ljp__tree_sum_totals). */
+static inline int64_t ljp__node_total(const ljp_tree *t, uint32_t n)
+{
+  int32_t v = t->nodes[n].total;
+  if (v != WIDE_MARK)
+    return v;
+  return t->totals_slow ? ljp__tree_subtree_total(t, n)
+                        : ljp__wide_get(&t->wide_total, n);
 }
 
 #endif

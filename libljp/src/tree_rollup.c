@@ -24,7 +24,7 @@ static void outermost_totals(const ljp_tree *t, uint32_t *on_path,
   while (n) {
     uint32_t f = nodes[n].frame;
     if (on_path[f]++ == 0)
-      total[f] = ljp__add_wrap(total[f], nodes[n].total);
+      total[f] = ljp__add_wrap(total[f], ljp__node_total(t, n));
     if (ljp__node_first_child(&nodes[n])) {
       n = ljp__node_first_child(&nodes[n]);
       continue;
@@ -50,7 +50,7 @@ LJP_API ljp_status ljp_tree_rollup(const ljp_tree *t, int64_t *self,
     memset(self, 0, n * sizeof *self);
     for (uint32_t i = 1; i < t->nnodes; i++)
       self[t->nodes[i].frame] =
-          ljp__add_wrap(self[t->nodes[i].frame], t->nodes[i].self);
+          ljp__add_wrap(self[t->nodes[i].frame], ljp__node_self(t, i));
   }
   if (!total)
     return LJP_OK;

@@ -7,6 +7,7 @@
 
 #include "ljp.h"
 #include "ljp.h"
+#include "tree_impl.h"
 
 static uint32_t in(ljp_tree *t, const char *s, ljp_class c)
 {
@@ -440,6 +441,69 @@ START_TEST(random_shape)
 }
 END_TEST
 
+/* Weights past 32 bits live beside the nodes: self weights and totals
+ * that cross the boundary either way, checked against 64-bit sums made
+ * here (wrapping like the tree's), and totals asked for midway so that
+ * they are summed again over values that went wide and came back. */
+static int64_t wrap_add(int64_t a, int64_t b)
+{
+  return (int64_t)((uint64_t)a + (uint64_t)b);
+}
+
+static void check_weights(const ljp_tree *t, const int64_t *mself)
+{
+  uint32_t nn = ljp_tree_node_count(t);
+  int64_t *mtotal = calloc(nn, sizeof *mtotal);
+  ck_assert_ptr_nonnull(mtotal);
+  for (uint32_t n = 0; n < nn; n++) {
+    ck_assert_int_eq(ljp_tree_node_self(t, n), mself[n]);
+    for (uint32_t u = n;; u = ljp_tree_node_parent(t, u)) {
+      mtotal[u] = wrap_add(mtotal[u], mself[n]);
+      if (u == 0)
+        break;
+    }
+  }
+  for (uint32_t n = 0; n < nn; n++) {
+    ck_assert_int_eq(ljp_tree_node_total(t, n), mtotal[n]);
+    ck_assert_int_eq(ljp__tree_subtree_total(t, n), mtotal[n]);
+  }
+  free(mtotal);
+}
+
+START_TEST(wide_weights)
+{
+  enum { N = 4000 };
+  static const int64_t big[] = {
+    INT32_MAX, INT32_MAX - 1, (int64_t)INT32_MIN, (int64_t)INT32_MIN + 1,
+    (int64_t)1 << 40, -((int64_t)1 << 40), INT64_MAX, INT64_MIN, 1, -1};
+  ljp_tree *t = ljp_tree_new();
+  uint32_t fr[4], stk[8];
+  char name[8];
+  for (int i = 0; i < 4; i++)
+    fr[i] = in(t, (snprintf(name, sizeof name, "w%d", i), name),
+               LJP_CLASS_OTHER);
+  static int64_t mself[N * 8 + 1];
+  for (int i = 0; i < N; i++) {
+    uint32_t len = rnd(8);
+    for (uint32_t d = 0; d < len; d++)
+      stk[d] = fr[rnd(4)];
+    int64_t w = rnd(4) ? (int64_t)rnd(1000) - 500 : big[rnd(10)];
+    uint32_t leaf = ljp_tree_add(t, stk, len, w);
+    ck_assert_uint_lt(leaf, N * 8 + 1);
+    mself[leaf] = wrap_add(mself[leaf], w);
+    if (rnd(8) == 0) {
+      /* The same leaf again by id, with the opposite weight. */
+      int64_t neg = (int64_t)(0 - (uint64_t)w);
+      ck_assert_uint_eq(ljp_tree_add_at(t, leaf, neg), leaf);
+      mself[leaf] = wrap_add(mself[leaf], neg);
+    }
+    if (i % 1000 == 999)
+      check_weights(t, mself);
+  }
+  ljp_tree_free(t);
+}
+END_TEST
+
 static Suite *tree_suite(void)
 {
   Suite *s = suite_create("tree");
@@ -457,6 +521,7 @@ static Suite *tree_suite(void)
   tcase_add_test(tc, folded_extreme_weights);
   tcase_add_test(tc, deep_stack);
   tcase_add_test(tc, random_shape);
+  tcase_add_test(tc, wide_weights);
   suite_add_tcase(s, tc);
   return s;
 }
