@@ -809,7 +809,8 @@ importer *importer_begin(sqlite3 *db, const import_options *opt, char *err,
     return NULL;
   }
   /* Indexes are rebuilt once after the load: cheaper than maintaining them
-   * row by row, and they are inside the transaction like everything else. */
+   * row by row, and they are inside the transaction like everything else.
+   * The lazy ones are left to the first reader (db_build_lazy_indexes). */
   if (db_exec_all(db, ljpdb_schema_drop_indexes, err, errlen)) goto fail;
   for (int i = 0; i < ST__COUNT; i++)
     if (sqlite3_prepare_v3(db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT,

@@ -15,6 +15,9 @@
 #include <stdio.h>
 #include <string.h>
 
+/* How long a connection waits for another one's write lock. */
+#define DB_BUSY_MS 10000
+
 const char *const ljpdb_schema_tables[] = {
   "CREATE TABLE profiles (\n"
   "  id INTEGER PRIMARY KEY,\n"
@@ -129,8 +132,11 @@ const char *const ljpdb_schema_tables[] = {
 /* Only what the views need: the facts of one profile are a contiguous
  * rowid range, read by full scans; indexes on samples would double the
  * import time and the file size for little gain. */
-const char *const ljpdb_schema_indexes[] = {
+const char *const ljpdb_schema_lazy_indexes[] = {
   "CREATE INDEX IF NOT EXISTS call_paths_by_parent ON call_paths(parent_id);\n",
+  NULL};
+
+const char *const ljpdb_schema_indexes[] = {
   "CREATE INDEX IF NOT EXISTS symbols_by_profile ON symbols(profile_id, name);\n",
   "CREATE INDEX IF NOT EXISTS traces_by_profile ON traces(profile_id, traceno);\n",
   "CREATE INDEX IF NOT EXISTS sites_by_profile ON sites(profile_id);\n",
@@ -338,12 +344,35 @@ static int create_schema(sqlite3 *db, char *err, size_t errlen) {
     return exec(db, "COMMIT", err, errlen);
   if (db_exec_all(db, ljpdb_schema_tables, err, errlen) ||
       db_exec_all(db, ljpdb_schema_views, err, errlen) ||
+      db_exec_all(db, ljpdb_schema_lazy_indexes, err, errlen) ||
       db_exec_all(db, ljpdb_schema_indexes, err, errlen) ||
       exec(db, pragmas, err, errlen) || exec(db, "COMMIT", err, errlen)) {
     sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
     return -1;
   }
   return 0;
+}
+
+/* The index on call_paths(parent_id) is what call_path_stacks walks from
+ * an outermost frame inwards; only readers need it.  An import leaves it
+ * out (building it costs as much as a fifth of importing a deep profile)
+ * and the first reader builds it, once per import.  A reader that cannot
+ * write (a read-only file, or an import holding the write lock) does not
+ * wait and reads without it: the same rows, found by a scan. */
+int db_build_lazy_indexes(sqlite3 *db) {
+  long long have = 0;
+  if (pragma_int(db, "SELECT count(*) FROM sqlite_master WHERE type = "
+                 "'index' AND name = 'call_paths_by_parent'", &have))
+    return -1;
+  if (have) return 1;
+  if (sqlite3_db_readonly(db, "main") == 1) return 0;
+  sqlite3_busy_timeout(db, 0);
+  int rc = SQLITE_OK;
+  for (const char *const *sql = ljpdb_schema_lazy_indexes;
+       *sql && rc == SQLITE_OK; sql++)
+    rc = sqlite3_exec(db, *sql, NULL, NULL, NULL);
+  sqlite3_busy_timeout(db, DB_BUSY_MS);
+  return rc == SQLITE_OK ? 1 : 0;
 }
 
 int db_open(const char *path, db_mode mode, sqlite3 **out, char *err,
@@ -364,7 +393,7 @@ int db_open(const char *path, db_mode mode, sqlite3 **out, char *err,
   sqlite3_extended_result_codes(db, 1);
   /* A concurrent import holds the write lock for its whole run; readers and
    * a second importer wait for it rather than fail at once. */
-  sqlite3_busy_timeout(db, 10000);
+  sqlite3_busy_timeout(db, DB_BUSY_MS);
   /* One read transaction for the three: another importer creating the
    * schema commits between two of them otherwise, and the file then looks
    * like a foreign database (tables, but application_id 0). */
@@ -417,6 +446,9 @@ int db_open(const char *path, db_mode mode, sqlite3 **out, char *err,
     sqlite3_close(db);
     return -1;
   }
+  /* A reader's queries are right with or without the index: a failure
+   * to build it only makes them slower, and is no reason to refuse. */
+  if (mode == DB_READ) (void)db_build_lazy_indexes(db);
   *out = db;
   return 0;
 }

@@ -20,7 +20,10 @@
 extern const char *const ljpdb_schema_tables[];
 extern const char *const ljpdb_schema_views[];
 extern const char *const ljpdb_schema_indexes[];
-/* Drops the indexes of ljpdb_schema_indexes (before a bulk load). */
+/* The indexes only readers need, built by the first one after an import
+ * (db_build_lazy_indexes), not by the import. */
+extern const char *const ljpdb_schema_lazy_indexes[];
+/* Drops the indexes of both lists (before a bulk load). */
 extern const char *const ljpdb_schema_drop_indexes[];
 
 typedef enum db_mode {
@@ -33,8 +36,14 @@ typedef enum db_mode {
 int db_exec_all(sqlite3 *db, const char *const *sql, char *err,
                 size_t errlen);
 
-/* Opens path and checks its identity and version.  On failure returns
- * non-zero with a message in err (without the file name) and *out NULL. */
+/* Builds the lazy indexes when they are missing and the database can be
+ * written without waiting.  1: they exist; 0: not built (read-only, or
+ * another connection holds the write lock); -1: cannot read the schema. */
+int db_build_lazy_indexes(sqlite3 *db);
+
+/* Opens path and checks its identity and version; DB_READ then builds the
+ * lazy indexes when it can.  On failure returns non-zero with a message in
+ * err (without the file name) and *out NULL. */
 int db_open(const char *path, db_mode mode, sqlite3 **out, char *err,
             size_t errlen);
 
