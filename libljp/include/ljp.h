@@ -629,6 +629,18 @@ LJP_API uint32_t ljp_tree_add(ljp_tree *t, const uint32_t *frames, size_t n,
  * of that node's path would).  Returns node, or UINT32_MAX for a bad id. */
 LJP_API uint32_t ljp_tree_add_at(ljp_tree *t, uint32_t node, int64_t weight);
 
+/* Adds weight to the stack that is node's path followed by frames[0..n)
+ * (outermost first): the same as ljp_tree_add of the whole stack, but the
+ * walk starts at node (0 = the root), so a caller that kept the node of a
+ * shared prefix pays lookups only for the frames below it.  When path_out
+ * is not NULL, path_out[i] gets the node of frames[0..i] (n entries).
+ * Returns the leaf node id (node itself when n == 0), or UINT32_MAX for a
+ * bad node or frame id or when out of memory; path_out may then be partly
+ * written, and nodes created on the way stay, with zero weights. */
+LJP_API uint32_t ljp_tree_add_below(ljp_tree *t, uint32_t node,
+                                    const uint32_t *frames, size_t n,
+                                    int64_t weight, uint32_t *path_out);
+
 LJP_API uint32_t ljp_tree_node_count(const ljp_tree *t);
 /* The child of parent with that frame, or 0 when there is none (node 0 is
  * the root and never a child).  Creates nothing. */

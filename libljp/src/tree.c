@@ -428,6 +428,33 @@ LJP_API uint32_t ljp_tree_add(ljp_tree *t, const uint32_t *frames, size_t n,
   return node;
 }
 
+/* The walk of ljp_tree_add without its last-path memo: the caller knows
+ * the node its stack shares with the previous one (folded text keeps the
+ * node of each depth), so only the new part costs lookups.  The memo stays
+ * right: nodes are never removed, so the root paths it remembers still end
+ * at the nodes it has. */
+LJP_API uint32_t ljp_tree_add_below(ljp_tree *t, uint32_t node,
+                                    const uint32_t *frames, size_t n,
+                                    int64_t weight, uint32_t *path_out)
+{
+  if (!t || (!frames && n) || node >= t->nnodes)
+    return UINT32_MAX;
+  /* The path first, then the weight, as in ljp_tree_add. */
+  for (size_t i = 0; i < n; i++) {
+    uint32_t f = frames[i];
+    if (f == 0 || f >= t->nframes ||
+        (node = node_child(t, node, f)) == UINT32_MAX)
+      return UINT32_MAX;
+    if (path_out)
+      path_out[i] = node;
+  }
+  if (ljp__node_set_self(t, node,
+                         ljp__add_wrap(ljp__node_self(t, node), weight)) != 0)
+    return UINT32_MAX;
+  t->totals_dirty = 1;
+  return node;
+}
+
 static int set_total(ljp_tree *t, uint32_t n, int64_t v)
 {
   if (ljp__fits32(v)) {

@@ -504,6 +504,95 @@ START_TEST(wide_weights)
 }
 END_TEST
 
+/* ljp_tree_add_below from a kept path equals ljp_tree_add of the whole
+ * stack: two trees fed the same random stacks (some empty, weights past 32
+ * bits either way), one whole, one from the node of a prefix shared with
+ * the previous stack (or a shorter one, or the root), end up node for node
+ * the same, and the paths written are the nodes of the stack's prefixes. */
+START_TEST(add_below_equals_add)
+{
+  enum { N = 3000, MAXD = 24 };
+  static const int64_t big[] = {
+    INT32_MAX, (int64_t)INT32_MIN, (int64_t)1 << 40, -((int64_t)1 << 40),
+    INT64_MAX, INT64_MIN};
+  ljp_tree *a = ljp_tree_new(), *b = ljp_tree_new();
+  uint32_t fr[10];
+  char name[8];
+  for (int i = 0; i < 10; i++) {
+    snprintf(name, sizeof name, "g%d", i);
+    fr[i] = in(a, name, LJP_CLASS_OTHER);
+    ck_assert_uint_eq(in(b, name, LJP_CLASS_OTHER), fr[i]);
+  }
+  uint32_t stk[MAXD], prev[MAXD], path[MAXD + 1];
+  uint32_t plen = 0;
+  for (int i = 0; i < N; i++) {
+    /* Mostly a variation of the previous stack, as sorted lines are. */
+    uint32_t keep = plen ? rnd(plen + 1) : 0;
+    uint32_t len = rnd(8) == 0 ? 0 : keep + rnd(MAXD - keep + 1);
+    for (uint32_t d = 0; d < len; d++)
+      stk[d] = d < keep ? prev[d] : fr[rnd(d < 2 ? 10 : 3)];
+    int64_t w = rnd(4) ? (int64_t)rnd(1000) - 500 : big[rnd(6)];
+    uint32_t la = ljp_tree_add(a, stk, len, w);
+    ck_assert_uint_ne(la, UINT32_MAX);
+    uint32_t shared = 0;
+    while (shared < len && shared < plen && stk[shared] == prev[shared])
+      shared++;
+    uint32_t from = rnd(3) ? shared : rnd(shared + 1);
+    /* A canary past the end: exactly len - from entries are written. */
+    path[len] = 0xdeadbeef;
+    int asked = rnd(16) != 0;
+    uint32_t lb = ljp_tree_add_below(b, from ? path[from - 1] : 0,
+                                     stk + from, len - from, w,
+                                     asked ? path + from : NULL);
+    ck_assert_uint_eq(lb, la);
+    ck_assert_uint_eq(path[len], 0xdeadbeef);
+    /* path[0..len) must hold the prefix nodes for the next stack:
+     * refill it when it was not asked for. */
+    uint32_t u = la;
+    for (uint32_t d = len; d-- > 0; u = ljp_tree_node_parent(a, u)) {
+      if (d >= from && !asked)
+        path[d] = u;
+      ck_assert_uint_eq(path[d], u);
+    }
+    memcpy(prev, stk, len * sizeof *stk);
+    plen = len;
+  }
+  ck_assert_uint_eq(ljp_tree_node_count(b), ljp_tree_node_count(a));
+  for (uint32_t n = 0; n < ljp_tree_node_count(a); n++) {
+    ck_assert_uint_eq(ljp_tree_node_parent(b, n), ljp_tree_node_parent(a, n));
+    ck_assert_uint_eq(ljp_tree_node_frame(b, n), ljp_tree_node_frame(a, n));
+    ck_assert_int_eq(ljp_tree_node_self(b, n), ljp_tree_node_self(a, n));
+    ck_assert_int_eq(ljp_tree_node_total(b, n), ljp_tree_node_total(a, n));
+  }
+  char *fa = folded(a, 0), *fb = folded(b, 0);
+  ck_assert_str_eq(fb, fa);
+  free(fa);
+  free(fb);
+
+  /* Bad ids: an error, and nothing changes. */
+  uint32_t nn = ljp_tree_node_count(b), bad = 0, f1 = fr[1];
+  int64_t root = ljp_tree_node_total(b, 0);
+  ck_assert_uint_eq(ljp_tree_add_below(b, nn, &f1, 1, 5, NULL), UINT32_MAX);
+  ck_assert_uint_eq(ljp_tree_add_below(b, UINT32_MAX, NULL, 0, 5, NULL),
+                    UINT32_MAX);
+  ck_assert_uint_eq(ljp_tree_add_below(b, 0, &bad, 1, 5, NULL), UINT32_MAX);
+  bad = ljp_tree_frame_count(b) + 1;
+  ck_assert_uint_eq(ljp_tree_add_below(b, 0, &bad, 1, 5, NULL), UINT32_MAX);
+  ck_assert_uint_eq(ljp_tree_add_below(b, 0, NULL, 1, 5, NULL), UINT32_MAX);
+  ck_assert_uint_eq(ljp_tree_add_below(NULL, 0, &f1, 1, 5, NULL), UINT32_MAX);
+  ck_assert_uint_eq(ljp_tree_node_count(b), nn);
+  ck_assert_int_eq(ljp_tree_node_total(b, 0), root);
+  /* n == 0 adds to the node itself, frames may then be NULL. */
+  uint32_t leaf = nn - 1;
+  int64_t self = ljp_tree_node_self(b, leaf);
+  ck_assert_uint_eq(ljp_tree_add_below(b, leaf, NULL, 0, 7, NULL), leaf);
+  ck_assert_int_eq(ljp_tree_node_self(b, leaf), wrap_add(self, 7));
+  ck_assert_int_eq(ljp_tree_node_total(b, 0), wrap_add(root, 7));
+  ljp_tree_free(a);
+  ljp_tree_free(b);
+}
+END_TEST
+
 static Suite *tree_suite(void)
 {
   Suite *s = suite_create("tree");
@@ -522,6 +611,7 @@ static Suite *tree_suite(void)
   tcase_add_test(tc, deep_stack);
   tcase_add_test(tc, random_shape);
   tcase_add_test(tc, wide_weights);
+  tcase_add_test(tc, add_below_equals_add);
   suite_add_tcase(s, tc);
   return s;
 }
