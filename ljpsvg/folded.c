@@ -20,9 +20,11 @@ void folded_free(folded_reader *fr)
   free(fr->frames2);
   free(fr->prev);
   free(fr->prev_ends);
+  free(fr->prev_nodes);
   fr->buf = fr->prev = NULL;
   fr->frames = fr->frames2 = NULL;
   fr->prev_ends = NULL;
+  fr->prev_nodes = NULL;
 }
 
 static int is_space(char c)
@@ -91,37 +93,47 @@ static int grow_frames(folded_reader *fr, size_t n)
 /* Interns the frames of stack s[0..len) into t; returns the count or
  * (size_t)-1 when out of memory.  Like Perl's split, trailing empty
  * frames are dropped ("a;b;" is "a;b").  With cache set (the main tree,
- * not reversed) frames of the prefix shared with the previous line are
- * taken from it. */
+ * not reversed; then second is 0) frames of the prefix shared with the
+ * previous line are taken from it, and *shared gets their number. */
 static size_t split_stack(folded_reader *fr, ljp_tree *t, const char *s,
-                          size_t len, int second, int cache)
+                          size_t len, int second, int cache, size_t *shared)
 {
   uint32_t *out = second ? fr->frames2 : fr->frames;
   while (len > 0 && s[len - 1] == ';')
     len--;
-  size_t n = 0, pos = 0;
+  size_t n = 0, pos = 0, common = 0;
+  *shared = 0;
   if (len == 0) {
     if (cache)
       fr->prev_n = fr->prev_len = 0;
     return 0;
   }
   if (cache && fr->prev_n) {
-    size_t common = 0, lim = len < fr->prev_len ? len : fr->prev_len;
+    size_t lim = len < fr->prev_len ? len : fr->prev_len;
     /* Block-wise first: lines are long and mostly equal. */
     while (common + 64 <= lim && memcmp(s + common, fr->prev + common, 64) == 0)
       common += 64;
     while (common < lim && s[common] == fr->prev[common])
       common++;
     /* A frame is shared when its separator matched too, or when both
-     * lines end right after it. */
-    while (n < fr->prev_n &&
-           (fr->prev_ends[n] < common ||
-            (fr->prev_ends[n] == common && common == len &&
-             len == fr->prev_len))) {
-      out[n] = fr->frames[n];
-      pos = fr->prev_ends[n] + 1;
-      n++;
+     * lines end right after it (then it is the last).  The ends grow, so
+     * the shared ones are found by bisection; their ids are already in
+     * out, which is fr->frames. */
+    size_t lo = 0, hi = fr->prev_n;
+    while (lo < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      if (fr->prev_ends[mid] < common)
+        lo = mid + 1;
+      else
+        hi = mid;
     }
+    n = lo;
+    if (n + 1 == fr->prev_n && fr->prev_ends[n] == common && common == len &&
+        len == fr->prev_len)
+      n++;
+    if (n)
+      pos = fr->prev_ends[n - 1] + 1;
+    *shared = n;
   }
   if (pos < len || (pos == len && n == 0)) {
     const char *p = s + pos, *end = s + len;
@@ -146,8 +158,10 @@ static size_t split_stack(folded_reader *fr, ljp_tree *t, const char *s,
         if (n >= fr->prev_ends_cap) {
           size_t cap = fr->prev_ends_cap ? fr->prev_ends_cap * 2 : 64;
           size_t *e = realloc(fr->prev_ends, cap * sizeof *e);
-          if (!e)
+          if (!e) {
+            fr->prev_n = 0;
             return (size_t)-1;
+          }
           fr->prev_ends = e;
           fr->prev_ends_cap = cap;
         }
@@ -172,7 +186,8 @@ static size_t split_stack(folded_reader *fr, ljp_tree *t, const char *s,
       fr->prev = b;
       fr->prev_cap = cap;
     }
-    memcpy(fr->prev, s, len);
+    /* prev[0..common) already holds the same bytes. */
+    memcpy(fr->prev + common, s + common, len - common);
     fr->prev_len = len;
     fr->prev_n = n;
   }
@@ -213,13 +228,40 @@ int folded_line(folded_reader *fr, const char *s, size_t len)
 
   if (grow_frames(fr, 1) != 0)  /* never NULL, even for empty stacks */
     return -1;
-  size_t n = split_stack(fr, fr->after, s, len, 0, !fr->reverse);
-  if (n == (size_t)-1 || ljp_tree_add(fr->after, fr->frames, n, after) == UINT32_MAX)
+  size_t shared, n = split_stack(fr, fr->after, s, len, 0, !fr->reverse,
+                                 &shared);
+  if (n == (size_t)-1)
     return -1;
+  if (fr->reverse) {
+    if (ljp_tree_add(fr->after, fr->frames, n, after) == UINT32_MAX)
+      return -1;
+  } else {
+    /* The walk starts below the shared prefix's node, and the node of
+     * each new depth is kept for the next line. */
+    if (n > fr->prev_nodes_cap) {
+      size_t cap = fr->prev_nodes_cap ? fr->prev_nodes_cap : 64;
+      while (cap < n)
+        cap *= 2;
+      uint32_t *p = realloc(fr->prev_nodes, cap * sizeof *p);
+      if (!p) {
+        fr->prev_n = 0;
+        return -1;
+      }
+      fr->prev_nodes = p;
+      fr->prev_nodes_cap = cap;
+    }
+    if (ljp_tree_add_below(fr->after, shared ? fr->prev_nodes[shared - 1] : 0,
+                           fr->frames + shared, n - shared, after,
+                           fr->prev_nodes ? fr->prev_nodes + shared : NULL)
+        == UINT32_MAX) {
+      fr->prev_n = 0;
+      return -1;
+    }
+  }
   if (two) {
     fr->differential++;
     if (fr->before) {
-      size_t m = split_stack(fr, fr->before, s, len, 1, 0);
+      size_t unused, m = split_stack(fr, fr->before, s, len, 1, 0, &unused);
       if (m == (size_t)-1 ||
           ljp_tree_add(fr->before, fr->frames2, m, before) == UINT32_MAX)
         return -1;

@@ -41,6 +41,10 @@ typedef struct folded_reader {
   size_t prev_len, prev_cap, prev_n;
   size_t *prev_ends;       /* end offset of each frame in prev */
   size_t prev_ends_cap;
+  /* The node of each depth of the previous stack in the main tree: the
+   * shared prefix's walk down the tree is skipped too. */
+  uint32_t *prev_nodes;
+  size_t prev_nodes_cap;
 } folded_reader;
 
 void folded_init(folded_reader *fr, ljp_tree *after, ljp_tree *before,
