@@ -49,7 +49,12 @@ int ljp__lua_push_error(lua_State *L, const char *msg, int err)
 
 void ljp__lua_pin_module(const void *addr, void (*at_exit)(void))
 {
+  /* Each module links its own copy of this file: once per module. */
+  static int pinned;
   Dl_info info;
+  if (pinned)
+    return;
+  pinned = 1;
   if (dladdr(addr, &info) && info.dli_fname)
     dlopen(info.dli_fname, RTLD_NOW | RTLD_NODELETE);
   atexit(at_exit);

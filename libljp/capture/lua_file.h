@@ -22,7 +22,7 @@ CAP_HIDDEN size_t ljp__lua_fd_write(int fd, const void *data, size_t len);
 CAP_HIDDEN int ljp__lua_fd_close(int *fd);
 /* Pushes nil, msg, err: the error triple of misc.sysprof/misc.memprof. */
 CAP_HIDDEN int ljp__lua_push_error(lua_State *L, const char *msg, int err);
-/* Once per process: keeps the object holding addr mapped even when the
+/* Once per module: keeps the object holding addr mapped even when the
  * state that loaded it unloads it (its handlers outlive that state), and
  * registers at_exit. */
 CAP_HIDDEN void ljp__lua_pin_module(const void *addr, void (*at_exit)(void));

@@ -174,14 +174,10 @@ static const luaL_Reg funcs[] = {
 
 LJP_CAPTURE_API int luaopen_ljp_memprof(lua_State *L)
 {
-  static int pinned;
-  if (!pinned) {
-    /* The allocator wrapper, the sentinel's __gc and the atexit handler
-     * live in this object: keep it mapped even when the state that
-     * loaded it unloads it. */
-    ljp__lua_pin_module(&fctx, at_exit);
-    pinned = 1;
-  }
+  /* The allocator wrapper, the sentinel's __gc and the atexit handler
+   * live in this object: keep it mapped even when the state that loaded
+   * it unloads it. */
+  ljp__lua_pin_module(&fctx, at_exit);
   lua_createtable(L, 0, 4);
   luaL_register(L, NULL, funcs);
   return 1;
