@@ -31,14 +31,6 @@ wrkopts=${BENCH_WRK:--t2 -c8}
 # shellcheck source=../../tests/capture/nginx/lib.sh
 . "$ngx_src/tests/capture/nginx/lib.sh"
 
-ngx_master='' ngx_run=''
-cleanup() {
-  ngx_kill
-  [ -z "$ngx_run" ] || rm -rf "$ngx_run"
-}
-trap cleanup EXIT
-trap 'exit 130' HUP INT PIPE TERM
-
 ngx_unpack
 ngx_build_tree
 ngx_make_run

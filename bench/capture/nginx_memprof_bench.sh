@@ -27,14 +27,6 @@ here=$ngx_src/tests/capture/nginx
 # shellcheck source=../../tests/capture/nginx/lib.sh
 . "$here/lib.sh"
 
-ngx_master='' ngx_run=''
-cleanup() {
-  ngx_kill
-  [ -z "$ngx_run" ] || rm -rf "$ngx_run"
-}
-trap cleanup EXIT
-trap 'exit 130' HUP INT PIPE TERM
-
 ngx_unpack
 ngx_build_tree
 if [ -z "${LJP_BUILD:-}" ]; then

@@ -36,14 +36,6 @@ t0=$(date +%s)
 # shellcheck source=nginx/lib.sh
 . "$here/lib.sh"
 
-ngx_master='' ngx_run=''
-cleanup() {
-  ngx_kill
-  [ -z "$ngx_run" ] || rm -rf "$ngx_run"
-}
-trap cleanup EXIT
-trap 'exit 130' HUP INT PIPE TERM
-
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 field() { echo "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"; }

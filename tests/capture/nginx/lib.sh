@@ -9,7 +9,8 @@
 # unpacked with `dpkg -x`; nothing is installed and no root is needed
 # (apt-get download works as any user).
 #
-# Callers set: ngx_src (source tree), ngx_build (scratch folder).
+# Callers set: ngx_src (source tree), ngx_build (scratch folder), before
+# sourcing it.
 # POSIX sh; the functions share state only through the ngx_* variables
 # (_ngx_* are their scratch), NGINX and WRK.
 
@@ -18,6 +19,17 @@ ngx_debs="nginx libnginx-mod-http-lua libnginx-mod-http-ndk lua-resty-core
   libluajit2-5.1-common"
 
 ngx_die() { echo "nginx: $*" >&2; exit 1; }
+
+# Sourcing this file arms the exit handling every caller needs: however
+# the script ends, its nginx is stopped (ngx_kill) and its run folder
+# removed; a signal ends the script with status 130.
+ngx_master='' ngx_run=''
+ngx_cleanup() {
+  ngx_kill
+  [ -z "$ngx_run" ] || rm -rf "$ngx_run"
+}
+trap ngx_cleanup EXIT
+trap 'exit 130' HUP INT PIPE TERM
 
 # Unpacks the packages into $ngx_build/nginx-root (once) and sets
 # ngx_root, ngx_libdir (luajit2), NGINX, WRK, ngx_modules, ngx_resty.
