@@ -42,22 +42,17 @@ gen fold.ljp --size=38M --depth=400 --unique=1000 ;; esac
 case " $INPUTS " in *" mem.ljm "*)
 gen mem.ljm --kind=memprof --size=38M --unique=1000 ;; esac
 
-# best CMD...: prints "cpu_seconds peak_rss_kib" of the best of REPEAT runs
+# best CMD...: prints "cpu_seconds peak_rss_kib wall_seconds": the CPU
+# time and peak RSS of the run with the least CPU time, and the least wall
+# time of the REPEAT runs (for tools that use the second core, where CPU
+# time does not show the gain)
 best() {
   local i
   for ((i = 0; i < REPEAT; i++)); do
     "$RUNSTAT" -e "$WORK/err" ${STDIN:+-i "$STDIN"} "$@" 2>&1 >/dev/null | tail -n 1
-  done | awk '{ c = $2 + $3; if (!n++ || c < m) { m = c; r = $4 } }
-              END { printf "%.4f %d\n", m, r }'
-}
-
-# bestwall CMD...: the best wall-clock seconds of REPEAT runs (for tools
-# that use the second core, where CPU time does not show the gain)
-bestwall() {
-  local i
-  for ((i = 0; i < REPEAT; i++)); do
-    "$RUNSTAT" -e "$WORK/err" "$@" 2>&1 >/dev/null | tail -n 1
-  done | awk '{ if (!n++ || $1 < m) m = $1 } END { printf "%.4f\n", m }'
+  done | awk '{ c = $2 + $3; if (!n++ || c < m) { m = c; r = $4 }
+                if (n == 1 || $1 < w) w = $1 }
+              END { printf "%.4f %d %.4f\n", m, r, w }'
 }
 
 samples() { "$BUILD/ljpdump/ljpdump" --summary "$1" | sed -n 's/^samples: *//p'; }
@@ -68,8 +63,8 @@ for in in $INPUTS; do
   f=$WORK/$in
   bytes=$(stat -c %s "$f")
   cat "$f" > /dev/null
-  read -r cat_s cat_k <<< "$(best cat "$f")"
-  read -r dec_s dec_k <<< "$(best "$BUILD/ljpdump/ljpdump" --summary "$f")"
+  read -r cat_s cat_k _ <<< "$(best cat "$f")"
+  read -r dec_s dec_k _ <<< "$(best "$BUILD/ljpdump/ljpdump" --summary "$f")"
   row() { # row LABEL CPU RSS
     awk -v l="$1" -v i="$in" -v c="$2" -v k="$3" -v b="$bytes" -v a="$cat_s" -v d="$dec_s" 'BEGIN {
       printf "%-28s %-10s %8.4f %9.0f %8.1f %8.1f %8.2f\n", l, i, c, b / 1e6 / (c > 0 ? c : 1e-4),
@@ -79,15 +74,15 @@ for in in $INPUTS; do
   row "ljpdump --summary (decode)" "$dec_s" "$dec_k"
   case $in in
     *.ljm)
-      read -r s k <<< "$(best "$BUILD/ljpfold/ljpfold" "$f")"; row "ljpfold (bytes)" "$s" "$k"
+      read -r s k _ <<< "$(best "$BUILD/ljpfold/ljpfold" "$f")"; row "ljpfold (bytes)" "$s" "$k"
       awk -v d="$dec_s" -v b="$bytes" 'BEGIN { printf "  decode-only %.0f MB/s (target >= 1000)\n", b / 1e6 / (d > 0 ? d : 1e-4) }'
       continue ;;
   esac
-  read -r s k <<< "$(best "$BUILD/ljpdump/ljpdump" "$f")"; row "ljpdump (sysprof report)" "$s" "$k"
-  read -r s k <<< "$(best "$BUILD/ljpfold/ljpfold" "$f")"; row "ljpfold" "$s" "$k"
+  read -r s k _ <<< "$(best "$BUILD/ljpdump/ljpdump" "$f")"; row "ljpdump (sysprof report)" "$s" "$k"
+  read -r s k foldw <<< "$(best "$BUILD/ljpfold/ljpfold" "$f")"; row "ljpfold" "$s" "$k"
   fold_s=$s
   if [ -x "$BUILD/ljpsvg/ljpsvg" ]; then
-    read -r s k <<< "$(best "$BUILD/ljpsvg/ljpsvg" "$f")"; row "ljpsvg" "$s" "$k"
+    read -r s k _ <<< "$(best "$BUILD/ljpsvg/ljpsvg" "$f")"; row "ljpsvg" "$s" "$k"
   fi
   if [ -x "$BUILD/ljpdb/ljpdb" ]; then
     db=$WORK/bench.db
@@ -100,7 +95,6 @@ for in in $INPUTS; do
                 END { printf "%.4f %d %.4f\n", m, r, wm }' > "$WORK/db.best"
     read -r s k dbw < "$WORK/db.best"
     row "ljpdb import" "$s" "$k"
-    foldw=$(bestwall "$BUILD/ljpfold/ljpfold" "$f")
     awk -v n="$(samples "$f")" -v c="$s" -v w="$dbw" -v fw="$foldw" 'BEGIN {
       printf "  ljpdb import: %.2f M samples/s (CPU); wall %.4f s vs ljpfold %.4f s = %.2fx (target <= 2)\n",
              n / 1e6 / (c > 0 ? c : 1e-4), w, fw, w / (fw > 0 ? fw : 1e-4) }'
@@ -113,8 +107,8 @@ done
 if [ -n "$FG" ] && [ -x "$BUILD/bench/svg/gen_folded" ] && [ -x "$BUILD/ljpsvg/ljpsvg" ]; then
   folded=$WORK/lines.folded
   [ -s "$folded" ] || "$BUILD/bench/svg/gen_folded" 20000 40 > "$folded"
-  read -r s k <<< "$(best "$BUILD/ljpsvg/ljpsvg" "$folded")"
-  REPEAT=1 read -r fs fk <<< "$(REPEAT=1 best perl "$FG" "$folded")"
+  read -r s k _ <<< "$(best "$BUILD/ljpsvg/ljpsvg" "$folded")"
+  REPEAT=1 read -r fs fk _ <<< "$(REPEAT=1 best perl "$FG" "$folded")"
   awk -v s="$s" -v k="$k" -v fs="$fs" -v fk="$fk" 'BEGIN {
     printf "ljpsvg vs flamegraph.pl, 20 k collapsed lines: %.3f s vs %.3f s = %.1fx faster (target >= 50); RSS %.1f vs %.1f MiB = 1/%.1f (target >= 10)\n",
            s, fs, fs / (s > 0 ? s : 1e-4), k / 1024, fk / 1024, fk / (k > 0 ? k : 1) }'
