@@ -119,6 +119,17 @@ static int pending_push(symtab *s, uint64_t addr, const ljp_symbol *sym) {
   return 0;
 }
 
+/* An arena copy of p[0..n), NUL-terminated; NULL when out of memory. */
+static char *copy_text(symtab *s, const char *p, size_t n) {
+  char *c = ljp__arena_alloc(&s->mem, n + 1);
+  if (c) {
+    if (n)
+      memcpy(c, p, n);
+    c[n] = '\0';
+  }
+  return c;
+}
+
 const ljp_symbol *ljp__symtab_define(symtab *s, const ljp_symbol *def, int *dup,
                                      int *redefined, ljp_status *err) {
   u64map *map;
@@ -178,12 +189,7 @@ const ljp_symbol *ljp__symtab_define(symtab *s, const ljp_symbol *def, int *dup,
   if (def->kind == LJP_SYM_LFUNC) {
     n->name = intern_chunk(s, def->name, def->name_len);
   } else if (def->kind == LJP_SYM_CFUNC) {
-    char *copy = ljp__arena_alloc(&s->mem, def->name_len + 1);
-    if (copy) {
-      memcpy(copy, def->name, def->name_len);
-      copy[def->name_len] = '\0';
-    }
-    n->name = copy;
+    n->name = copy_text(s, def->name, def->name_len);
   } else {
     n->name = NULL;
     n->name_len = 0;
@@ -270,16 +276,6 @@ const ljp_symbol *ljp__symtab_cfloor(symtab *s, uint64_t addr) {
  * A process maps tens of objects, and consumers look one up once per
  * distinct host frame, so a list searched newest first is enough; newest
  * first makes a range mapped again (dlclose, dlopen) name its new file. */
-
-static char *copy_text(symtab *s, const char *p, size_t n) {
-  char *c = ljp__arena_alloc(&s->mem, n + 1);
-  if (c) {
-    if (n)
-      memcpy(c, p, n);
-    c[n] = '\0';
-  }
-  return c;
-}
 
 const ljp_symbol *ljp__symtab_object(symtab *s, const ljp_symbol *def,
                                      ljp_status *err) {
