@@ -63,41 +63,47 @@ static int in_file(const ElfW(Shdr) *s, size_t size)
          s->sh_size <= size - s->sh_offset;
 }
 
-/* The build-id as lowercase hex; 0 when there is none. */
+int ljp__cap_notes_build_id(const uint8_t *q, size_t len, char *hex,
+                            size_t hexlen)
+{
+  const uint8_t *end = q + len;
+  /* Notes: namesz, descsz, type, then name and desc, each 4-aligned. */
+  while ((size_t)(end - q) >= 12) {
+    uint32_t nsz, dsz, type;
+    size_t nal, dal, k;
+    memcpy(&nsz, q, 4);
+    memcpy(&dsz, q + 4, 4);
+    memcpy(&type, q + 8, 4);
+    nal = ((size_t)nsz + 3) & ~(size_t)3;
+    dal = ((size_t)dsz + 3) & ~(size_t)3;
+    if (nal < nsz || dal < dsz || (size_t)(end - q) - 12 < nal ||
+        (size_t)(end - q) - 12 - nal < dal)
+      break;
+    if (type == NT_GNU_BUILD_ID && nsz == 4 &&
+        memcmp(q + 12, "GNU", 4) == 0 && dsz >= 2 &&
+        (size_t)dsz * 2 + 1 <= hexlen) {
+      for (k = 0; k < dsz; k++)
+        snprintf(hex + 2 * k, 3, "%02x", q[12 + nal + k]);
+      return 1;
+    }
+    q += 12 + nal + dal;
+  }
+  return 0;
+}
+
+/* The build-id of the file's note sections, as lowercase hex; 0 when there
+ * is none. */
 static int build_id(const uint8_t *p, size_t size, char *hex, size_t hexlen)
 {
   size_t n, i;
   const ElfW(Shdr) *sh = sections(p, size, &n);
   if (!sh)
     return 0;
-  for (i = 0; i < n; i++) {
-    const uint8_t *q, *end;
-    if (sh[i].sh_type != SHT_NOTE || !in_file(&sh[i], size))
-      continue;
-    q = p + sh[i].sh_offset;
-    end = q + sh[i].sh_size;
-    /* Notes: namesz, descsz, type, then name and desc, each 4-aligned. */
-    while ((size_t)(end - q) >= 12) {
-      uint32_t nsz, dsz, type;
-      size_t nal, dal, k;
-      memcpy(&nsz, q, 4);
-      memcpy(&dsz, q + 4, 4);
-      memcpy(&type, q + 8, 4);
-      nal = ((size_t)nsz + 3) & ~(size_t)3;
-      dal = ((size_t)dsz + 3) & ~(size_t)3;
-      if (nal < nsz || dal < dsz || (size_t)(end - q) - 12 < nal ||
-          (size_t)(end - q) - 12 - nal < dal)
-        break;
-      if (type == NT_GNU_BUILD_ID && nsz == 4 &&
-          memcmp(q + 12, "GNU", 4) == 0 && dsz >= 2 &&
-          (size_t)dsz * 2 + 1 <= hexlen) {
-        for (k = 0; k < dsz; k++)
-          snprintf(hex + 2 * k, 3, "%02x", q[12 + nal + k]);
-        return 1;
-      }
-      q += 12 + nal + dal;
-    }
-  }
+  for (i = 0; i < n; i++)
+    if (sh[i].sh_type == SHT_NOTE && in_file(&sh[i], size) &&
+        ljp__cap_notes_build_id(p + sh[i].sh_offset, sh[i].sh_size, hex,
+                                hexlen))
+      return 1;
   return 0;
 }
 

@@ -37,6 +37,11 @@
 CAP_HIDDEN int ljp__cap_debugfile_find(const uint8_t *p, size_t size,
                                        const char *path, char *out,
                                        size_t outlen);
+/* The NT_GNU_BUILD_ID note among the notes q[0, len) (a note section of
+ * a file, or a loaded PT_NOTE segment) as lowercase hex into hex: 1, or 0
+ * when there is none or it does not fit hexlen with its NUL. */
+CAP_HIDDEN int ljp__cap_notes_build_id(const uint8_t *q, size_t len,
+                                       char *hex, size_t hexlen);
 /* The CRC32 of .gnu_debuglink (zlib's polynomial), continued from crc. */
 CAP_HIDDEN uint32_t ljp__cap_crc32(uint32_t crc, const uint8_t *p, size_t n);
 

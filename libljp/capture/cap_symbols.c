@@ -92,36 +92,6 @@ typedef struct list_ctx {
   int oom;
 } list_ctx;
 
-/* The NT_GNU_BUILD_ID note of a loaded PT_NOTE segment, as lowercase hex
- * (left empty when the segment has none).  The segment is mapped: the
- * loader put it there, and notes are 4-byte aligned records. */
-static void note_build_id(const uint8_t *p, uint64_t len, char *hex,
-                          size_t cap)
-{
-  static const char digits[] = "0123456789abcdef";
-  uint64_t off = 0;
-  while (off + 12 <= len) {
-    uint32_t nsz, dsz, type;
-    memcpy(&nsz, p + off, 4);
-    memcpy(&dsz, p + off + 4, 4);
-    memcpy(&type, p + off + 8, 4);
-    uint64_t name = off + 12, desc = name + ((nsz + 3u) & ~3u);
-    uint64_t next = desc + ((dsz + 3u) & ~3u);
-    if (next > len || next <= off)
-      return;
-    if (type == NT_GNU_BUILD_ID && nsz == 4 &&
-        memcmp(p + name, "GNU", 4) == 0 && dsz > 0 && dsz * 2 < cap) {
-      for (uint32_t i = 0; i < dsz; i++) {
-        hex[2 * i] = digits[p[desc + i] >> 4];
-        hex[2 * i + 1] = digits[p[desc + i] & 15];
-      }
-      hex[2 * dsz] = '\0';
-      return;
-    }
-    off = next;
-  }
-}
-
 static int list_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
   list_ctx *c = arg;
@@ -132,9 +102,12 @@ static int list_cb(struct dl_phdr_info *info, size_t size, void *arg)
   memset(&m, 0, sizeof m);
   for (i = 0; i < info->dlpi_phnum; i++) {
     const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    /* The loader mapped the notes: read the build-id there, not from the
+     * file. */
     if (ph->p_type == PT_NOTE && !m.build_id[0])
-      note_build_id((const uint8_t *)(info->dlpi_addr + ph->p_vaddr),
-                    ph->p_memsz, m.build_id, sizeof m.build_id);
+      ljp__cap_notes_build_id(
+          (const uint8_t *)(uintptr_t)(info->dlpi_addr + ph->p_vaddr),
+          ph->p_memsz, m.build_id, sizeof m.build_id);
     if (ph->p_type != PT_LOAD)
       continue;
     if (info->dlpi_addr + ph->p_vaddr < lo)
