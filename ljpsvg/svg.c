@@ -529,7 +529,12 @@ static int write_header(const doc *g)
   xmlTextWriterPtr w = g->w;
   const svg_opts *o = g->o;
   char nb[NUMFMT_MAX], cb[NUMFMT_MAX + 8];
-  CK(xmlTextWriterStartDocument(w, "1.0", "UTF-8", NULL));
+  /* The declaration written as text: given an encoding, libxml2 would
+   * pass every byte of the document through its UTF-8 to UTF-8
+   * "conversion", one more copy of the whole file.  The text is UTF-8
+   * already (names are repaired before they are written). */
+  static const char decl[] = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  CK(xmlTextWriterWriteRawLen(w, BAD_CAST decl, (int)sizeof decl - 1));
   CK(xmlTextWriterStartElement(w, BAD_CAST "svg"));
   CK(attr(w, "xmlns", "http://www.w3.org/2000/svg"));
   CK(attr(w, "version", "1.1"));
