@@ -1,6 +1,7 @@
 /* folded.c — collapsed-stack text into call trees.  See folded.h. */
 #include "folded.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,6 +91,32 @@ static int grow_frames(folded_reader *fr, size_t n)
   return 0;
 }
 
+/* The length of the common prefix of a[0..lim) and b[0..lim).  Lines are
+ * long and mostly equal to the one before: words are compared eight bytes
+ * at a time, and the first byte that differs is found from their XOR
+ * (the lowest set bit on a little-endian machine) rather than byte by
+ * byte. */
+static size_t common_prefix(const char *a, const char *b, size_t lim)
+{
+  size_t i = 0;
+  for (; i + 8 <= lim; i += 8) {
+    uint64_t x, y;
+    memcpy(&x, a + i, 8);
+    memcpy(&y, b + i, 8);
+    if (x != y) {
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && \
+    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+      return i + (size_t)__builtin_ctzll(x ^ y) / 8;
+#else
+      break;
+#endif
+    }
+  }
+  while (i < lim && a[i] == b[i])
+    i++;
+  return i;
+}
+
 /* Interns the frames of stack s[0..len) into t; returns the count or
  * (size_t)-1 when out of memory.  Like Perl's split, trailing empty
  * frames are dropped ("a;b;" is "a;b").  With cache set (the main tree,
@@ -110,11 +137,7 @@ static size_t split_stack(folded_reader *fr, ljp_tree *t, const char *s,
   }
   if (cache && fr->prev_n) {
     size_t lim = len < fr->prev_len ? len : fr->prev_len;
-    /* Block-wise first: lines are long and mostly equal. */
-    while (common + 64 <= lim && memcmp(s + common, fr->prev + common, 64) == 0)
-      common += 64;
-    while (common < lim && s[common] == fr->prev[common])
-      common++;
+    common = common_prefix(s, fr->prev, lim);
     /* A frame is shared when its separator matched too, or when both
      * lines end right after it (then it is the last).  The ends grow, so
      * the shared ones are found by bisection; their ids are already in
