@@ -5,7 +5,7 @@
 #include <string.h>
 
 typedef struct pending {
-  uint32_t node, parent_box;
+  uint32_t node, depth;
   int64_t start;
 } pending;
 
@@ -49,46 +49,45 @@ static int64_t kth_largest(int64_t *w, size_t n, size_t k)
 
 /* Keeps the max_frames widest boxes (ties: first in order), always with
  * their parents.  In a tree of non-negative weights a parent is never
- * narrower than its child, so the kept set is the same as "widest first". */
+ * narrower than its child, so the kept set is the same as "widest first".
+ * Whether the box on the path at each depth was kept is tracked as the
+ * boxes go by: a box's parent is the last box seen one level up. */
 static int cap_boxes(fg_layout *l, size_t max_frames)
 {
   int64_t *w = malloc(l->n * sizeof *w);
-  uint32_t *newidx = malloc(l->n * sizeof *newidx);
-  if (!w || !newidx) {
+  unsigned char *kept = malloc((size_t)l->max_depth + 1);
+  if (!w || !kept) {
     free(w);
-    free(newidx);
+    free(kept);
     return -1;
   }
   for (size_t i = 0; i < l->n; i++)
-    w[i] = l->boxes[i].width;
+    w[i] = fg_box_width(l, i);
   /* The root always stays: the threshold is the (max_frames - 1)-th
    * widest of the others (the root's own width when it is alone). */
   int64_t threshold = max_frames < 2 ? w[0]
                       : kth_largest(w + 1, l->n - 1, max_frames - 2);
   size_t above = 1;
   for (size_t i = 1; i < l->n; i++)
-    above += l->boxes[i].width > threshold;
+    above += fg_box_width(l, i) > threshold;
   size_t ties = max_frames - above;
   size_t k = 0;
   uint32_t maxd = 0;
   for (size_t i = 0; i < l->n; i++) {
     fg_box b = l->boxes[i];
     int keep = i == 0;
-    if (!keep && newidx[b.parent] != UINT32_MAX) {
-      if (b.width > threshold)
+    if (!keep && kept[b.depth - 1]) {
+      int64_t bw = fg_box_width(l, i);
+      if (bw > threshold)
         keep = 1;
-      else if (b.width == threshold && ties) {
+      else if (bw == threshold && ties) {
         keep = 1;
         ties--;
       }
     }
-    if (!keep) {
-      newidx[i] = UINT32_MAX;
+    kept[b.depth] = (unsigned char)keep;
+    if (!keep)
       continue;
-    }
-    if (i)
-      b.parent = newidx[b.parent];
-    newidx[i] = (uint32_t)k;
     if (b.depth > maxd)
       maxd = b.depth;
     l->boxes[k++] = b;
@@ -97,7 +96,7 @@ static int cap_boxes(fg_layout *l, size_t max_frames)
   l->n = k;
   l->max_depth = maxd;
   free(w);
-  free(newidx);
+  free(kept);
   return 0;
 }
 
@@ -106,6 +105,7 @@ int fg_layout_build(const ljp_tree *t, int64_t total, double min_weight,
 {
   memset(out, 0, sizeof *out);
   out->total = total;
+  out->tree = t;
   size_t cap = 1024, n = 0;
   size_t pcap = 1024, np = 0;
   size_t kcap = 256;
@@ -115,7 +115,7 @@ int fg_layout_build(const ljp_tree *t, int64_t total, double min_weight,
   if (!boxes || !stack || !kids)
     goto nomem;
 
-  stack[np++] = (pending){0, UINT32_MAX, 0};
+  stack[np++] = (pending){0, ljp_tree_node_depth(t, 0), 0};
   while (np) {
     pending p = stack[--np];
     if (n == cap) {
@@ -125,13 +125,11 @@ int fg_layout_build(const ljp_tree *t, int64_t total, double min_weight,
         goto nomem;
       boxes = b;
     }
-    uint32_t me = (uint32_t)n;
     fg_box *b = &boxes[n++];
     b->node = p.node;
-    b->parent = p.parent_box;
-    b->depth = ljp_tree_node_depth(t, p.node);
+    b->depth = p.depth;
     b->start = p.start;
-    b->width = p.node == 0 ? total : width_of(t, p.node);
+    int64_t bwidth = p.node == 0 ? total : width_of(t, p.node);
     if (b->depth > out->max_depth)
       out->max_depth = b->depth;
 
@@ -154,7 +152,7 @@ int fg_layout_build(const ljp_tree *t, int64_t total, double min_weight,
       stack = s;
     }
     /* Starts in order, then push in reverse so the first child pops first. */
-    int64_t start = p.start, limit = p.start + b->width;
+    int64_t start = p.start, limit = p.start + bwidth;
     size_t first = np;
     for (size_t i = 0; i < m; i++) {
       int64_t w = width_of(t, kids[i]);
@@ -168,7 +166,9 @@ int fg_layout_build(const ljp_tree *t, int64_t total, double min_weight,
         out->pruned++;
         continue;
       }
-      stack[np++] = (pending){kids[i], me, s};
+      /* A box's children are its node's children: one level deeper, no
+       * walk up the tree to know it. */
+      stack[np++] = (pending){kids[i], p.depth + 1, s};
     }
     for (size_t i = first, j = np; i + 1 < j; i++, j--) {
       pending tmp = stack[i];
@@ -197,4 +197,20 @@ void fg_layout_free(fg_layout *l)
 {
   free(l->boxes);
   memset(l, 0, sizeof *l);
+}
+
+int64_t fg_box_width(const fg_layout *l, size_t i)
+{
+  return i == 0 ? l->total : width_of(l->tree, l->boxes[i].node);
+}
+
+size_t fg_box_parent(const fg_layout *l, size_t i)
+{
+  if (i == 0 || i >= l->n)
+    return SIZE_MAX;
+  uint32_t up = l->boxes[i].depth - 1;
+  while (i-- > 0)
+    if (l->boxes[i].depth == up)
+      return i;
+  return SIZE_MAX;
 }

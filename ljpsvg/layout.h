@@ -14,12 +14,13 @@
 
 #include "ljp.h"
 
+/* 16 bytes: a graph may have several 100 k boxes before the cut.  A box's
+ * parent is the nearest box before it one level up (depth-first order),
+ * and its width is its node's total: neither is stored. */
 typedef struct fg_box {
   uint32_t node;           /* tree node (0 = the root, drawn as "all") */
-  uint32_t parent;         /* index of the parent box; UINT32_MAX for root */
   uint32_t depth;
   int64_t start;           /* weight offset from the left edge */
-  int64_t width;           /* weight: the node's total, 0 if negative */
 } fg_box;
 
 typedef struct fg_layout {
@@ -28,6 +29,7 @@ typedef struct fg_layout {
   uint32_t max_depth;
   int64_t total;           /* weight of the full width */
   size_t pruned;           /* nodes dropped for being narrow or over cap */
+  const ljp_tree *tree;    /* whose nodes the boxes are */
 } fg_layout;
 
 /* total: weight of the full width (>= the root's total); min_weight: boxes
@@ -36,5 +38,13 @@ typedef struct fg_layout {
 int fg_layout_build(const ljp_tree *t, int64_t total, double min_weight,
                     size_t max_frames, fg_layout *out);
 void fg_layout_free(fg_layout *l);
+
+/* Box i's width in weight units: the root's is the layout's total, every
+ * other its node's total (0 if negative). */
+int64_t fg_box_width(const fg_layout *l, size_t i);
+
+/* Box i's parent box (SIZE_MAX for the root), found by looking back: for
+ * checks, not for walks (a walk keeps the path by depth instead). */
+size_t fg_box_parent(const fg_layout *l, size_t i);
 
 #endif

@@ -215,7 +215,6 @@ static int ui_text(xmlTextWriterPtr w, const char *id, const char *cls,
 /* ------------------------------------------------------------------------ */
 
 typedef struct diff_state {
-  uint32_t *bnode;         /* per box: the before node, UINT32_MAX none */
   uint32_t *fmap;          /* after frame -> before frame (lazily) */
   double *delta;           /* per box: self delta, after - scaled before */
   double maxdelta;
@@ -240,25 +239,29 @@ static int diff_init(diff_state *ds, const ljp_tree *t, const fg_layout *l,
 {
   memset(ds, 0, sizeof *ds);
   size_t nf = (size_t)ljp_tree_frame_count(t) + 1;
-  ds->bnode = malloc(l->n * sizeof *ds->bnode);
   ds->fmap = malloc(nf * sizeof *ds->fmap);
   ds->delta = malloc(l->n * sizeof *ds->delta);
-  if (!ds->bnode || !ds->fmap || !ds->delta)
+  if (!ds->fmap || !ds->delta)
     return -1;
   for (size_t i = 0; i < nf; i++)
     ds->fmap[i] = FMAP_UNSET;
   ds->maxdelta = 1;
+  /* The before node (UINT32_MAX: none) of the box on the current path at
+   * each depth: a box's parent is the last box seen one level up. */
+  uint32_t *path = malloc(((size_t)l->max_depth + 1) * sizeof *path);
+  if (!path)
+    return -1;
   for (size_t i = 0; i < l->n; i++) {
     const fg_box *b = &l->boxes[i];
     uint32_t bn = 0;
     if (i) {
-      uint32_t pb = ds->bnode[b->parent];
+      uint32_t pb = path[b->depth - 1];
       uint32_t bf = map_frame(ds, t, d->before, ljp_tree_node_frame(t, b->node));
       bn = (pb == UINT32_MAX || !bf) ? 0 : ljp_tree_find_child(d->before, pb, bf);
       if (!bn)
         bn = UINT32_MAX;
     }
-    ds->bnode[i] = bn;
+    path[b->depth] = bn;
     double before = bn == UINT32_MAX ? 0
                     : (double)ljp_tree_node_self(d->before, bn) * d->scale;
     double after = (double)ljp_tree_node_self(t, b->node);
@@ -266,12 +269,12 @@ static int diff_init(diff_state *ds, const ljp_tree *t, const fg_layout *l,
     if (fabs(ds->delta[i]) > ds->maxdelta)
       ds->maxdelta = fabs(ds->delta[i]);
   }
+  free(path);
   return 0;
 }
 
 static void diff_free(diff_state *ds)
 {
-  free(ds->bnode);
   free(ds->fmap);
   free(ds->delta);
 }
@@ -643,7 +646,7 @@ static int frame_title(doc *g, size_t i, const char *name, size_t len)
   const svg_opts *o = g->o;
   char cb[NUMFMT_MAX * 4 / 3 + 2], pct[NUMFMT_MAX + 8];
   double total_disp = (double)g->l->total * o->factor;
-  double shown = (double)g->l->boxes[i].width * o->factor;
+  double shown = (double)fg_box_width(g->l, i) * o->factor;
   strbuf *title = &g->title;
   title->len = 0;
   if (sb_put(title, name, len) != 0)
@@ -760,7 +763,7 @@ static int write_frame(doc *g, size_t i)
 {
   const fg_box *b = &g->l->boxes[i];
   double x = XPAD + (double)b->start * g->per_weight;
-  double wpx = (double)b->width * g->per_weight;
+  double wpx = (double)fg_box_width(g->l, i) * g->per_weight;
   size_t depths = (size_t)g->l->max_depth + 1;
   const char *name;
   size_t len, cps;

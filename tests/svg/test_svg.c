@@ -220,7 +220,7 @@ static int64_t *sorted_widths(const fg_layout *l)
 {
   int64_t *w = malloc(l->n * sizeof *w);
   for (size_t i = 1; i < l->n; i++)
-    w[i - 1] = l->boxes[i].width;
+    w[i - 1] = fg_box_width(l, i);
   qsort(w, l->n - 1, sizeof *w, cmp_width_desc);
   return w;
 }
@@ -251,8 +251,13 @@ START_TEST(layout_cap_keeps_widest)
     int64_t *got = sorted_widths(&l);
     for (size_t i = 0; i + 1 < cap; i++)
       ck_assert_int_eq(got[i], want[i]);
-    for (size_t i = 1; i < l.n; i++)   /* parents are kept and come first */
-      ck_assert_uint_lt(l.boxes[i].parent, i);
+    for (size_t i = 1; i < l.n; i++) { /* parents are kept and come first */
+      size_t p = fg_box_parent(&l, i);
+      ck_assert_uint_lt(p, i);
+      ck_assert_uint_eq(l.boxes[p].node,
+                        ljp_tree_node_parent(t, l.boxes[i].node));
+      ck_assert_uint_eq(l.boxes[i].depth, l.boxes[p].depth + 1);
+    }
     free(got);
     fg_layout_free(&l);
   }
@@ -277,7 +282,11 @@ START_TEST(layout_prune_and_cap)
   ck_assert_int_eq(l.boxes[4].start, 50);
   ck_assert_int_eq(l.boxes[5].start, 95);
   ck_assert_int_eq(l.boxes[6].start, 99);
-  ck_assert_uint_eq(l.boxes[4].parent, 3);
+  ck_assert_uint_eq(fg_box_parent(&l, 4), 3);
+  ck_assert_uint_eq(fg_box_parent(&l, 5), 1);
+  ck_assert_uint_eq(fg_box_parent(&l, 0), SIZE_MAX);
+  ck_assert_int_eq(fg_box_width(&l, 0), 100);
+  ck_assert_int_eq(fg_box_width(&l, 4), 15);
   fg_layout_free(&l);
   /* min width 4: d goes. */
   ck_assert_int_eq(fg_layout_build(t, 100, 4, 0, &l), 0);
@@ -287,8 +296,8 @@ START_TEST(layout_prune_and_cap)
   ck_assert_int_eq(fg_layout_build(t, 100, 0, 4, &l), 0);
   ck_assert_uint_eq(l.n, 4);
   ck_assert_uint_eq(l.max_depth, 2);
-  ck_assert_int_eq(l.boxes[3].width, 45);
-  ck_assert_uint_eq(l.boxes[3].parent, 1);
+  ck_assert_int_eq(fg_box_width(&l, 3), 45);
+  ck_assert_uint_eq(fg_box_parent(&l, 3), 1);
   fg_layout_free(&l);
   ljp_tree_free(t);
 }
@@ -432,16 +441,16 @@ START_TEST(document_widths_add_up)
   for (size_t i = 0; i < l.n; i++) {
     xmlNodePtr rect = child(r->nodesetval->nodeTab[i], "rect");
     double w = attr_d(rect, "width"), x = attr_d(rect, "x");
-    ck_assert_double_eq_tol(w, (double)l.boxes[i].width * per, 0.006);
+    ck_assert_double_eq_tol(w, (double)fg_box_width(&l, i) * per, 0.006);
     ck_assert_double_eq_tol(x, 10 + (double)l.boxes[i].start * per, 0.006);
     if (i)
-      sum[l.boxes[i].parent] += w;
+      sum[fg_box_parent(&l, i)] += w;
   }
   ck_assert_double_eq_tol(attr_d(child(r->nodesetval->nodeTab[0], "rect"), "width"),
                           1180, 0.001);
   for (size_t i = 0; i < l.n; i++) {
     double self = (double)ljp_tree_node_self(t, l.boxes[i].node) * per;
-    double w = (double)l.boxes[i].width * per;
+    double w = (double)fg_box_width(&l, i) * per;
     ck_assert(sum[i] <= w + 0.01 * (double)l.n);
     if (i && ljp_tree_node_depth(t, l.boxes[i].node) < 3)
       ck_assert_double_eq_tol(sum[i] + self, w, 0.01 * 9);
