@@ -54,16 +54,17 @@ static const char *num(char *buf, double v)
   return buf;
 }
 
-/* "1,234,567" (flamegraph.pl's style), rounded to an integer. */
-static const char *count_text(char *buf, double v)
+/* "1,234,567" (flamegraph.pl's style), rounded to an integer: its length. */
+static size_t count_text(char *buf, double v)
 {
   char tmp[NUMFMT_MAX];
-  numfmt_fixed0(tmp, v);
-  if (strcmp(tmp, "-0") == 0)
-    strcpy(tmp, "0");
-  const char *digits = tmp[0] == '-' ? tmp + 1 : tmp;
-  size_t nd = strlen(digits), k = 0;
-  if (tmp[0] == '-')
+  size_t n = numfmt_fixed0(tmp, v);
+  if (n == 2 && tmp[0] == '-' && tmp[1] == '0') /* "-0" */
+    tmp[0] = '0', n = 1;
+  int neg = tmp[0] == '-';
+  const char *digits = tmp + neg;
+  size_t nd = n - (size_t)neg, k = 0;
+  if (neg)
     buf[k++] = '-';
   for (size_t i = 0; i < nd; i++) {
     if (i && (nd - i) % 3 == 0)
@@ -71,7 +72,7 @@ static const char *count_text(char *buf, double v)
     buf[k++] = digits[i];
   }
   buf[k] = '\0';
-  return buf;
+  return k;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -425,6 +426,7 @@ typedef struct doc {
   size_t nchanges;
   strbuf label, title;     /* scratch for frame labels and titles */
   strbuf text;             /* scratch: a title repaired */
+  strbuf cname_xml;        /* the count name escaped, when plain_countname */
   strbuf raw;              /* frames built here, written in large chunks */
   strbuf rows;             /* attributes shared by a depth's boxes */
   size_t *row_off;         /* their offsets in rows (see row_attrs) */
@@ -493,6 +495,9 @@ static int doc_init(doc *g, xmlTextWriterPtr w, const ljp_tree *t,
   g->plain_countname =
       g->text.len == cn && (!cn || memcmp(g->text.p, o->countname, cn) == 0);
   g->text.len = 0;
+  if (g->plain_countname && (sb_reserve(&g->cname_xml, 1) != 0 ||
+                             xmltext_put(&g->cname_xml, o->countname, cn) != 0))
+    return -1;
   doc_geometry(g);
   return 0;
 }
@@ -506,6 +511,7 @@ static void doc_free(doc *g)
   sb_free(&g->label);
   sb_free(&g->title);
   sb_free(&g->text);
+  sb_free(&g->cname_xml);
   sb_free(&g->raw);
   sb_free(&g->rows);
   free(g->row_off);
@@ -639,32 +645,58 @@ static int write_legend(const doc *g)
   return 0;
 }
 
-/* The tooltip of box i into g->title: name (count countname, pct%[;
- * delta%]). */
-static int frame_title(doc *g, size_t i, const char *name, size_t len)
+/* The tooltip of box i after its name, " (count countname, pct%[;
+ * delta%])", appended to g->title with the count name as given (as the
+ * user wrote it, or already escaped). */
+static int title_tail(doc *g, size_t i, const char *cname, size_t cnlen)
 {
   const svg_opts *o = g->o;
   char cb[NUMFMT_MAX * 4 / 3 + 2], pct[NUMFMT_MAX + 8];
   double total_disp = (double)g->l->total * o->factor;
   double shown = (double)fg_box_width(g->l, i) * o->factor;
   strbuf *title = &g->title;
-  title->len = 0;
-  if (sb_put(title, name, len) != 0)
-    return -1;
-  numfmt_fixed2(pct, total_disp != 0 ? 100 * shown / total_disp : 0.0);
-  if (sb_puts(title, " (") || sb_puts(title, count_text(cb, shown)) ||
-      sb_puts(title, " ") || sb_puts(title, o->countname) ||
-      sb_puts(title, ", ") || sb_puts(title, i == 0 ? "100" : pct) ||
-      sb_puts(title, "%"))
+  size_t cn = count_text(cb, shown), pn = 3;
+  if (i)
+    pn = numfmt_fixed2(pct, total_disp != 0 ? 100 * shown / total_disp : 0.0);
+  else
+    memcpy(pct, "100", 4);
+  if (sb_put(title, " (", 2) || sb_put(title, cb, cn) ||
+      sb_put(title, " ", 1) || sb_put(title, cname, cnlen) ||
+      sb_put(title, ", ", 2) || sb_put(title, pct, pn) ||
+      sb_put(title, "%", 1))
     return -1;
   if (g->differential && i) {
     double dd = o->negate ? -g->ds.delta[i] : g->ds.delta[i];
-    numfmt_fixed2(pct, g->l->total ? 100 * dd / (double)g->l->total : 0.0);
-    if (sb_puts(title, "; ") || (dd > 0 && sb_puts(title, "+")) ||
-        sb_puts(title, pct) || sb_puts(title, "%"))
+    pn = numfmt_fixed2(pct, g->l->total ? 100 * dd / (double)g->l->total : 0.0);
+    if (sb_put(title, "; ", 2) || (dd > 0 && sb_put(title, "+", 1)) ||
+        sb_put(title, pct, pn) || sb_put(title, "%", 1))
       return -1;
   }
-  return sb_puts(title, ")") ? -1 : 0;
+  return sb_put(title, ")", 1);
+}
+
+/* Box i's tooltip, escaped, into r.  The name is valid text (repaired
+ * once per frame) and the numbers need no escaping: with a count name that
+ * is valid text too, the pieces go out as they are.  Otherwise the title
+ * is repaired whole, as the writer was given it (the name and the numbers
+ * are valid, and valid pieces make valid text). */
+static int frame_title(doc *g, strbuf *r, size_t i, const char *name,
+                       size_t len)
+{
+  g->title.len = 0;
+  if (g->plain_countname)
+    return xmltext_put(r, name, len) ||
+                   title_tail(g, i, g->cname_xml.p, g->cname_xml.len) ||
+                   sb_put(r, g->title.p, g->title.len)
+               ? -1
+               : 0;
+  g->text.len = 0;
+  if (sb_put(&g->title, name, len) ||
+      title_tail(g, i, g->o->countname, strlen(g->o->countname)) ||
+      utf8_repair(g->title.p, g->title.len, (size_t)-2, &g->text) ==
+          (size_t)-1)
+    return -1;
+  return xmltext_put(r, g->text.p, g->text.len);
 }
 
 /* The fill of box i (frame f): grey root, a differential hue, or the
@@ -773,23 +805,11 @@ static int write_frame(doc *g, size_t i)
     len = cps = 3;
   } else if (!(name = name_of(&g->nc, f, &len, &cps)))
     return -1;
-  CK(frame_title(g, i, name, len));
-  /* The count name is the user's: unless it is valid text already, the
-   * title is repaired whole, as the writer was given it (the name and the
-   * numbers are valid, and valid pieces make valid text). */
-  const strbuf *tt = &g->title;
-  if (!g->plain_countname) {
-    g->text.len = 0;
-    if (utf8_repair(g->title.p, g->title.len, (size_t)-2, &g->text) ==
-        (size_t)-1)
-      return -1;
-    tt = &g->text;
-  }
   rgb col = frame_color(g, i, f);
   strbuf *r = &g->raw;
   if ((i == 0 ? sb_put(r, LIT("<g class=\"f\" id=\"root\"><title>"))
               : sb_put(r, LIT("<g class=\"f\"><title>"))) ||
-      xmltext_put(r, tt->p, tt->len) ||
+      frame_title(g, r, i, name, len) ||
       sb_put(r, LIT("</title><rect")) ||
       raw_num(r, LIT(" x=\""), x) || row_attr(r, g, 2 * (size_t)b->depth) ||
       raw_num(r, LIT(" width=\""), wpx) || row_attr(r, g, 2 * depths) ||
