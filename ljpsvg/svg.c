@@ -648,12 +648,13 @@ static int write_legend(const doc *g)
 /* The tooltip of box i after its name, " (count countname, pct%[;
  * delta%])", appended to g->title with the count name as given (as the
  * user wrote it, or already escaped). */
-static int title_tail(doc *g, size_t i, const char *cname, size_t cnlen)
+static int title_tail(doc *g, size_t i, int64_t width, const char *cname,
+                      size_t cnlen)
 {
   const svg_opts *o = g->o;
   char cb[NUMFMT_MAX * 4 / 3 + 2], pct[NUMFMT_MAX + 8];
   double total_disp = (double)g->l->total * o->factor;
-  double shown = (double)fg_box_width(g->l, i) * o->factor;
+  double shown = (double)width * o->factor;
   strbuf *title = &g->title;
   size_t cn = count_text(cb, shown), pn = 3;
   if (i)
@@ -680,19 +681,20 @@ static int title_tail(doc *g, size_t i, const char *cname, size_t cnlen)
  * is valid text too, the pieces go out as they are.  Otherwise the title
  * is repaired whole, as the writer was given it (the name and the numbers
  * are valid, and valid pieces make valid text). */
-static int frame_title(doc *g, strbuf *r, size_t i, const char *name,
-                       size_t len)
+static int frame_title(doc *g, strbuf *r, size_t i, int64_t width,
+                       const char *name, size_t len)
 {
   g->title.len = 0;
   if (g->plain_countname)
     return xmltext_put(r, name, len) ||
-                   title_tail(g, i, g->cname_xml.p, g->cname_xml.len) ||
+                   title_tail(g, i, width, g->cname_xml.p,
+                              g->cname_xml.len) ||
                    sb_put(r, g->title.p, g->title.len)
                ? -1
                : 0;
   g->text.len = 0;
   if (sb_put(&g->title, name, len) ||
-      title_tail(g, i, g->o->countname, strlen(g->o->countname)) ||
+      title_tail(g, i, width, g->o->countname, strlen(g->o->countname)) ||
       utf8_repair(g->title.p, g->title.len, (size_t)-2, &g->text) ==
           (size_t)-1)
     return -1;
@@ -795,7 +797,8 @@ static int write_frame(doc *g, size_t i)
 {
   const fg_box *b = &g->l->boxes[i];
   double x = XPAD + (double)b->start * g->per_weight;
-  double wpx = (double)fg_box_width(g->l, i) * g->per_weight;
+  int64_t width = fg_box_width(g->l, i);
+  double wpx = (double)width * g->per_weight;
   size_t depths = (size_t)g->l->max_depth + 1;
   const char *name;
   size_t len, cps;
@@ -809,7 +812,7 @@ static int write_frame(doc *g, size_t i)
   strbuf *r = &g->raw;
   if ((i == 0 ? sb_put(r, LIT("<g class=\"f\" id=\"root\"><title>"))
               : sb_put(r, LIT("<g class=\"f\"><title>"))) ||
-      frame_title(g, r, i, name, len) ||
+      frame_title(g, r, i, width, name, len) ||
       sb_put(r, LIT("</title><rect")) ||
       raw_num(r, LIT(" x=\""), x) || row_attr(r, g, 2 * (size_t)b->depth) ||
       raw_num(r, LIT(" width=\""), wpx) || row_attr(r, g, 2 * depths) ||
