@@ -47,24 +47,36 @@ static int write_all(out_sink *o, const char *buf, size_t len)
   return 0;
 }
 
-/* libxml2 flushes every 4000 bytes: those are gathered into OUT_BUF
- * before a write, a few hundred system calls fewer per graph. */
-static int sink_write(void *ctx, const char *buf, int len)
+/* Appends n bytes, writing out OUT_BUF at a time: 0, or -1. */
+static int sink_put(out_sink *o, const char *buf, size_t n)
 {
-  out_sink *o = ctx;
-  if (o->err || len < 0)
+  if (o->err)
     return -1;
-  size_t n = (size_t)len;
   if (o->len + n > OUT_BUF) {
     if (write_all(o, o->buf, o->len) != 0)
       return -1;
     o->len = 0;
   }
   if (n >= OUT_BUF)
-    return write_all(o, buf, n) != 0 ? -1 : len;
+    return write_all(o, buf, n);
   memcpy(o->buf + o->len, buf, n);
   o->len += n;
-  return len;
+  return 0;
+}
+
+/* libxml2 flushes every 4000 bytes: those are gathered into OUT_BUF
+ * before a write, a few hundred system calls fewer per graph. */
+static int sink_write(void *ctx, const char *buf, int len)
+{
+  if (len < 0)
+    return -1;
+  return sink_put(ctx, buf, (size_t)len) != 0 ? -1 : len;
+}
+
+/* The frames, which ljpsvg formats itself, come here directly. */
+static int sink_direct(void *ctx, const char *buf, size_t len)
+{
+  return sink_put(ctx, buf, len);
 }
 
 /* Called once the writer has flushed its last bytes. */
@@ -104,7 +116,7 @@ int output_svg(const char *path, const ljp_tree *t, const fg_layout *l,
     cli_error("out of memory");
     return -1;
   }
-  int rc = svg_write(w, t, l, opts, d);
+  int rc = svg_write_direct(w, sink_direct, &o, t, l, opts, d);
   /* Frees the output buffer too, flushing it. */
   xmlFreeTextWriter(w);
   if (o.err)

@@ -428,6 +428,8 @@ typedef struct doc {
   strbuf text;             /* scratch: a title repaired */
   strbuf cname_xml;        /* the count name escaped, when plain_countname */
   strbuf raw;              /* frames built here, written in large chunks */
+  svg_direct direct;       /* where they go when not through the writer */
+  void *direct_ctx;
   strbuf rows;             /* attributes shared by a depth's boxes */
   size_t *row_off;         /* their offsets in rows (see row_attrs) */
   char bg_top[8], bg_bottom[8];
@@ -538,12 +540,7 @@ static int write_header(const doc *g)
   xmlTextWriterPtr w = g->w;
   const svg_opts *o = g->o;
   char nb[NUMFMT_MAX], cb[NUMFMT_MAX + 8];
-  /* The declaration written as text: given an encoding, libxml2 would
-   * pass every byte of the document through its UTF-8 to UTF-8
-   * "conversion", one more copy of the whole file.  The text is UTF-8
-   * already (names are repaired before they are written). */
-  static const char decl[] = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  CK(xmlTextWriterWriteRawLen(w, BAD_CAST decl, (int)sizeof decl - 1));
+  CK(xmlTextWriterStartDocument(w, "1.0", "UTF-8", NULL));
   CK(xmlTextWriterStartElement(w, BAD_CAST "svg"));
   CK(attr(w, "xmlns", "http://www.w3.org/2000/svg"));
   CK(attr(w, "version", "1.1"));
@@ -780,9 +777,14 @@ static int raw_flush(doc *g)
 {
   if (g->raw.len == 0)
     return 0;
-  if (g->raw.len > INT32_MAX ||
-      xmlTextWriterWriteRawLen(g->w, BAD_CAST g->raw.p, (int)g->raw.len) < 0)
+  if (g->direct) {
+    if (g->direct(g->direct_ctx, g->raw.p, g->raw.len) != 0)
+      return -1;
+  } else if (g->raw.len > INT32_MAX ||
+             xmlTextWriterWriteRawLen(g->w, BAD_CAST g->raw.p,
+                                      (int)g->raw.len) < 0) {
     return -1;
+  }
   g->raw.len = 0;
   return 0;
 }
@@ -839,6 +841,15 @@ static int write_frames(doc *g)
   CK(xmlTextWriterStartElement(w, BAD_CAST "g"));
   CK(attr(w, "id", "frames"));
   CK(row_attrs(g));
+  if (g->direct) {
+    /* The frames go to the writer's destination themselves: the start
+     * tag is closed (an empty text) and everything before it flushed,
+     * so the bytes stay in order without passing through the writer's
+     * buffer and its UTF-8 output conversion, two copies of the bulk of
+     * the file. */
+    CK(xmlTextWriterWriteRawLen(w, BAD_CAST "", 0));
+    CK(xmlTextWriterFlush(w));
+  }
   for (size_t i = 0; i < g->l->n; i++)
     CK(write_frame(g, i));
   CK(raw_flush(g));
@@ -899,11 +910,23 @@ static int write_document(doc *g)
   return write_footer(g->w);
 }
 
+int svg_write_direct(xmlTextWriterPtr w, svg_direct direct, void *ctx,
+                     const ljp_tree *t, const fg_layout *l, const svg_opts *o,
+                     const svg_diff *d)
+{
+  doc g;
+  int rc = -1;
+  if (doc_init(&g, w, t, l, o, d) == 0) {
+    g.direct = direct;
+    g.direct_ctx = ctx;
+    rc = write_document(&g) >= 0 ? 0 : -1;
+  }
+  doc_free(&g);
+  return rc;
+}
+
 int svg_write(xmlTextWriterPtr w, const ljp_tree *t, const fg_layout *l,
               const svg_opts *o, const svg_diff *d)
 {
-  doc g;
-  int rc = doc_init(&g, w, t, l, o, d) == 0 && write_document(&g) >= 0 ? 0 : -1;
-  doc_free(&g);
-  return rc;
+  return svg_write_direct(w, NULL, NULL, t, l, o, d);
 }

@@ -36,4 +36,15 @@ typedef struct svg_diff {
 int svg_write(xmlTextWriterPtr w, const ljp_tree *t, const fg_layout *l,
               const svg_opts *o, const svg_diff *d);
 
+/* Writes len bytes to the writer's destination, after what the writer
+ * flushed there: 0, or -1. */
+typedef int (*svg_direct)(void *ctx, const char *p, size_t len);
+
+/* svg_write, with the frames (the bulk of the file, which ljpsvg formats
+ * itself) handed to direct instead of through the writer's buffer.  The
+ * bytes are the same. */
+int svg_write_direct(xmlTextWriterPtr w, svg_direct direct, void *ctx,
+                     const ljp_tree *t, const fg_layout *l, const svg_opts *o,
+                     const svg_diff *d);
+
 #endif

@@ -341,6 +341,56 @@ static xmlDocPtr render(const ljp_tree *t, const fg_layout *l,
   return doc;
 }
 
+/* The document's bytes, through the writer only or with the frames handed
+ * to a direct sink (as ljpsvg writes files). */
+static int to_buffer(void *ctx, const char *p, size_t len)
+{
+  return xmlBufferAdd(ctx, BAD_CAST p, (int)len) == 0 ? 0 : -1;
+}
+
+static char *render_bytes(const ljp_tree *t, const fg_layout *l,
+                          const svg_opts *o, const svg_diff *d, int direct)
+{
+  xmlBufferPtr buf = xmlBufferCreate();
+  xmlTextWriterPtr w = xmlNewTextWriterMemory(buf, 0);
+  ck_assert_int_eq(direct ? svg_write_direct(w, to_buffer, buf, t, l, o, d)
+                          : svg_write(w, t, l, o, d), 0);
+  xmlFreeTextWriter(w);
+  char *s = strdup((const char *)xmlBufferContent(buf));
+  xmlBufferFree(buf);
+  return s;
+}
+
+/* User text in attributes keeps its characters (the document declares
+ * UTF-8: no character references), and handing the frames to a direct
+ * sink changes no byte. */
+START_TEST(document_direct_same_bytes)
+{
+  ljp_tree *t = tree_of("m;a\xc3\xa9 5\nm;<b> 3\nm;c 1\n");
+  fg_layout l;
+  ck_assert_int_eq(fg_layout_build(t, ljp_tree_node_total(t, 0), 0, 0, &l), 0);
+  svg_opts o = default_opts();
+  o.fonttype = "N\xc3\xb6t\xc3\xb6 \xe2\x82\xac";
+  o.nametype = "Fn \xc3\xa9:";
+  ljp_tree *before = tree_of("m;a\xc3\xa9 2\nm;c 4\n");
+  svg_diff none = {0}, diff = {before, 1.0, 5};
+  for (int k = 0; k < 2; k++) {
+    const svg_diff *dd = k ? &diff : &none;
+    char *a = render_bytes(t, &l, &o, dd, 0), *b = render_bytes(t, &l, &o, dd, 1);
+    ck_assert_str_eq(a, b);
+    ck_assert_ptr_nonnull(strstr(a, "font-family=\"N\xc3\xb6t\xc3\xb6 \xe2\x82\xac\""));
+    ck_assert_ptr_nonnull(strstr(a, "data-nametype=\"Fn \xc3\xa9:\""));
+    ck_assert_ptr_nonnull(strstr(a, "<title>a\xc3\xa9 ("));
+    ck_assert_ptr_nonnull(strstr(a, "<title>&lt;b&gt; ("));
+    free(a);
+    free(b);
+  }
+  fg_layout_free(&l);
+  ljp_tree_free(t);
+  ljp_tree_free(before);
+}
+END_TEST
+
 static xmlXPathObjectPtr xpath(xmlDocPtr doc, const char *expr)
 {
   xmlXPathContextPtr ctx = xmlXPathNewContext(doc);
@@ -618,6 +668,7 @@ static Suite *svg_suite(void)
   tcase_add_test(tc, document_labels_fitted);
   tcase_add_test(tc, document_differential);
   tcase_add_test(tc, document_deterministic);
+  tcase_add_test(tc, document_direct_same_bytes);
   suite_add_tcase(s, tc);
   return s;
 }
