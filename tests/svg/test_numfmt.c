@@ -2,7 +2,8 @@
  * snprintf's, byte for byte, over millions of values chosen to hit its
  * fast paths, its fallbacks and the boundaries between them: rounding
  * ties (exact and near), negatives and negative zero, huge, tiny and
- * subnormal values, non-finite values and random bit patterns. */
+ * subnormal values, non-finite values, random bit patterns, and the
+ * digit writer's every lane value and digit count. */
 #include <check.h>
 #include <math.h>
 #include <stdint.h>
@@ -65,12 +66,15 @@ START_TEST(numfmt_specials)
 END_TEST
 
 /* Ties of both formats: k/2 for "%.0f", k/8 (exact) and k/200 (the
- * nearest double to a decimal tie) for "%.2f", with their neighbours. */
+ * nearest double to a decimal tie) for "%.2f", with their neighbours,
+ * and values whose product with 100 lies about TIE_MARGIN (2^-20) from a
+ * tie, on either side of where snprintf takes over. */
 START_TEST(numfmt_ties)
 {
   for (int64_t k = 0; k < 400000; k++) {
     double vs[] = {(double)k / 2, (double)k / 8, (double)k / 200,
-                   (double)k / 200 + 1e-12, (double)k * 0.005};
+                   (double)k / 200 + 1e-12, (double)k * 0.005,
+                   (double)k / 200 + 1e-8, (double)k / 200 - 1e-8};
     for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++) {
       same(vs[i]);
       same(nextafter(vs[i], 0));
@@ -95,6 +99,54 @@ START_TEST(numfmt_random)
 }
 END_TEST
 
+/* Every digit count of both formats: powers of ten and their neighbours,
+ * where a rounding carry adds a digit (9.995 -> "10.00"), and the
+ * smallest values, whose sign printf keeps ("-0.00", "-0"). */
+START_TEST(numfmt_digit_counts)
+{
+  double p = 1;
+  for (int e = 0; e <= 20; e++, p *= 10) {
+    const double d[] = {0,     0.001, 0.004, 0.0049, 0.005, 0.0051, 0.006,
+                        0.01,  0.49,  0.5,   0.51,   0.994, 0.995,  0.996,
+                        0.999, 1,     1.5};
+    for (size_t i = 0; i < sizeof d / sizeof d[0]; i++) {
+      same(p - d[i]);
+      same(p + d[i]);
+      same(nextafter(p - d[i], 0));
+      same(nextafter(p - d[i], INFINITY));
+    }
+  }
+  const double tiny[] = {0.0,    0.001,  0.0049, 0.004999999, 0.3,
+                         0.4999, 0.5,    1e-9,   1e-300,      4.9e-324,
+                         0.0051, 0.0099, 0.01};
+  for (size_t i = 0; i < sizeof tiny / sizeof tiny[0]; i++)
+    same(tiny[i]);                  /* same() also tries -tiny[i] */
+}
+END_TEST
+
+/* The integer part is written as two lanes of four digits (u / 1e4 and
+ * u % 1e4), each split into pairs and then digits: every value of each
+ * lane, with and without leading zeros, reaches it here, for the integer
+ * parts of "%.2f" (below 1e7) and the integers of "%.0f" (below 1e8). */
+START_TEST(numfmt_lanes)
+{
+  for (uint32_t u = 0; u < 100000; u++) {
+    same(u);
+    same(u + 0.25);
+  }
+  for (uint32_t k = 0; k < 10000; k++) {
+    const uint32_t lo[] = {0, 1, 9, 10, 99, 100, 999, 1000, 9999,
+                           (k * 7919u + 13) % 10000};
+    for (size_t i = 0; i < sizeof lo / sizeof lo[0]; i++) {
+      uint32_t u = k * 10000 + lo[i];
+      same(u);
+      same(u + 0.75);
+      same(u / 10 + 0.01 * (double)(k % 100));
+    }
+  }
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("numfmt");
@@ -103,6 +155,8 @@ int main(void)
   tcase_add_test(tc, numfmt_specials);
   tcase_add_test(tc, numfmt_ties);
   tcase_add_test(tc, numfmt_random);
+  tcase_add_test(tc, numfmt_digit_counts);
+  tcase_add_test(tc, numfmt_lanes);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
