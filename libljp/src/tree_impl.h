@@ -130,6 +130,16 @@ struct ljp_tree {
    * is then found here after a step or a few. */
   struct { uint32_t node, depth; } depth_cache[DEPTH_CACHE];
 
+  /* Each frame's place in sibling order (tree.c), so that sorting
+   * children compares integers, not names: rank[f] for frame ids below
+   * rank_n (0 = none ranked yet).  Frames interned since the last build
+   * are compared by name.  rank_work estimates the name compares spent
+   * while some frames were unranked, which a rebuild waits to be worth.
+   * A cache like the depths: filled by const calls. */
+  uint32_t *rank;
+  uint32_t rank_n;
+  uint64_t rank_work;
+
   /* Frame attributes, indexed by frame id; frames past info_cap have
    * none.  Allocated on first use: trees from folded text never pay. */
   tree_info *info;
