@@ -640,18 +640,43 @@ static int frame_cmp(const ljp_tree *t, uint32_t a, uint32_t b)
 
 #define RANK_RUN 16
 
-/* A frame as the rank sort sees it: its first 16 name bytes as numbers
+/* The rank sort's view of the frames: the bytes every name starts with
+ * (a program's frames often share a long prefix: "@/srv/app/...") are
+ * skipped, and of the rest each item carries the first 16 as numbers
  * (zero-padded), which decide most compares without reading the frame
- * or its name.  24 bytes, twice per frame, for the sort's duration. */
+ * or its name.  Items are 24 bytes, twice per frame, while sorting. */
+typedef struct rank_sort {
+  const ljp_tree *t;
+  uint32_t skip;     /* bytes all names share */
+} rank_sort;
+
 typedef struct rank_item {
   uint64_t k0, k1;
   uint32_t len, id;
 } rank_item;
 
-static void item_init(rank_item *it, const tree_frame *f, uint32_t id)
+/* The length of the prefix all frames' names share. */
+static uint32_t common_prefix(const ljp_tree *t)
 {
-  it->k0 = load_be(f->name, f->len);
-  it->k1 = f->len > 8 ? load_be(f->name + 8, f->len - 8) : 0;
+  const tree_frame *f1 = &t->frames[1];
+  uint32_t n = f1->len;
+  for (uint32_t id = 2; id < t->nframes && n; id++) {
+    const tree_frame *f = &t->frames[id];
+    uint32_t i = 0, m = f->len < n ? f->len : n;
+    while (i < m && f->name[i] == f1->name[i])
+      i++;
+    n = i;
+  }
+  return n;
+}
+
+static void item_init(const rank_sort *rs, rank_item *it, uint32_t id)
+{
+  const tree_frame *f = &rs->t->frames[id];
+  const char *p = f->name + rs->skip;
+  uint32_t n = f->len - rs->skip;
+  it->k0 = load_be(p, n);
+  it->k1 = n > 8 ? load_be(p + 8, n - 8) : 0;
   it->len = f->len;
   it->id = id;
 }
@@ -660,34 +685,33 @@ static void item_init(rank_item *it, const tree_frame *f, uint32_t id)
  * the first difference are equal, and where one name has ended its zero
  * padding is below any byte but 0, as the name is below a longer one
  * (padding equal to a 0 byte leaves the keys equal, and the full compare
- * follows).  Names of one program share long prefixes ("@/srv/app/..."):
- * past 16 bytes the names themselves are compared. */
-static inline int item_cmp(const ljp_tree *t, const rank_item *a,
+ * follows).  Past the keys the names themselves are compared. */
+static inline int item_cmp(const rank_sort *rs, const rank_item *a,
                            const rank_item *b)
 {
   if (a->k0 != b->k0)
     return a->k0 < b->k0 ? -1 : 1;
   if (a->k1 != b->k1)
     return a->k1 < b->k1 ? -1 : 1;
-  uint32_t n = a->len < b->len ? a->len : b->len;
-  if (n > 16) {
-    int c = memcmp(t->frames[a->id].name + 16, t->frames[b->id].name + 16,
-                   n - 16);
+  uint32_t n = a->len < b->len ? a->len : b->len, from = rs->skip + 16;
+  if (n > from) {
+    const tree_frame *fr = rs->t->frames;
+    int c = memcmp(fr[a->id].name + from, fr[b->id].name + from, n - from);
     if (c)
       return c;
   }
   if (a->len != b->len)
     return a->len < b->len ? -1 : 1;
-  return frame_cmp(t, a->id, b->id); /* same name: class, then line */
+  return frame_cmp(rs->t, a->id, b->id); /* same name: class, then line */
 }
 
 /* Merges the sorted runs a[lo..mid) and a[mid..hi) into b[lo..hi). */
-static void merge_items(const ljp_tree *t, const rank_item *a, rank_item *b,
-                        size_t lo, size_t mid, size_t hi)
+static void merge_items(const rank_sort *rs, const rank_item *a,
+                        rank_item *b, size_t lo, size_t mid, size_t hi)
 {
   size_t i = lo, j = mid, k = lo;
   while (i < mid && j < hi)
-    b[k++] = item_cmp(t, &a[j], &a[i]) < 0 ? a[j++] : a[i++];
+    b[k++] = item_cmp(rs, &a[j], &a[i]) < 0 ? a[j++] : a[i++];
   while (i < mid)
     b[k++] = a[i++];
   while (j < hi)
@@ -697,7 +721,7 @@ static void merge_items(const ljp_tree *t, const rank_item *a, rank_item *b,
 /* Sorts it[0..n) by frame order with tmp[0..n) as scratch: a bottom-up
  * merge sort over insertion-sorted runs, so O(n log n) compares on any
  * input and no recursion.  Returns the array the result is in. */
-static rank_item *sort_items(const ljp_tree *t, rank_item *it,
+static rank_item *sort_items(const rank_sort *rs, rank_item *it,
                              rank_item *tmp, size_t n)
 {
   for (size_t lo = 0; lo < n; lo += RANK_RUN) {
@@ -705,7 +729,7 @@ static rank_item *sort_items(const ljp_tree *t, rank_item *it,
     for (size_t i = lo + 1; i < hi; i++) {
       rank_item x = it[i];
       size_t j = i;
-      for (; j > lo && item_cmp(t, &x, &it[j - 1]) < 0; j--)
+      for (; j > lo && item_cmp(rs, &x, &it[j - 1]) < 0; j--)
         it[j] = it[j - 1];
       it[j] = x;
     }
@@ -715,7 +739,7 @@ static rank_item *sort_items(const ljp_tree *t, rank_item *it,
     for (size_t lo = 0; lo < n; lo += 2 * w) {
       size_t mid = n - lo > w ? lo + w : n;
       size_t hi = n - mid > w ? mid + w : n;
-      merge_items(t, a, b, lo, mid, hi);
+      merge_items(rs, a, b, lo, mid, hi);
     }
     rank_item *x = a;
     a = b;
@@ -736,9 +760,10 @@ static void ranks_build(ljp_tree *t)
     free(it);
     return;
   }
+  rank_sort rs = {t, n ? common_prefix(t) : 0};
   for (size_t i = 0; i < n; i++)
-    item_init(&it[i], &t->frames[i + 1], (uint32_t)i + 1);
-  const rank_item *sorted = sort_items(t, it, it + n, n);
+    item_init(&rs, &it[i], (uint32_t)i + 1);
+  const rank_item *sorted = sort_items(&rs, it, it + n, n);
   rank[0] = 0;
   for (size_t i = 0; i < n; i++)
     rank[sorted[i].id] = (uint32_t)i + 1;
