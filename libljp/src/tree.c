@@ -789,28 +789,29 @@ static uint64_t sort_cost(uint64_t n)
  * cost as much since the last one, so a tree walked once (a flame graph,
  * folded output: about as many compares as ranking its frames) pays
  * nothing for it, and one asked again and again spends on builds no
- * more than it spent comparing names before them.  It also waits until a third of the frames are new, so
- * that over a growing tree the builds cost O(F log F) in all, however
- * queries and new frames interleave. */
+ * more than it spent comparing names before them.  It also waits until
+ * a third of the frames are new, so that over a growing tree the builds
+ * cost O(F log F) in all, however queries and new frames interleave. */
 static void ranks_consider(ljp_tree *t)
 {
   uint32_t unranked = t->nframes - t->rank_n;
-  if (unranked < t->rank_n / 2)
+  uint64_t cost = sort_cost(t->nframes);
+  if (unranked < t->rank_n / 2 || t->rank_work < cost) {
+    /* Not yet: queries skip this call until the work is due again (the
+     * growth rule is asked again after a frame count's worth). */
+    t->rank_due = t->rank_work < cost ? cost : t->rank_work + t->nframes;
     return;
-  /* work >= F ceil(log2 F) without a loop per query: q = work / F is at
-   * least ceil(log2 F) when 2^q >= F. */
-  uint64_t q = t->rank_work / t->nframes;
-  if (q < 32 && ((uint64_t)1 << q) < t->nframes)
-    return;
+  }
   t->rank_work = 0;
+  t->rank_due = 0;
   ranks_build(t);
 }
 
-/* Inline, the build not: every query passes here, and the common case
- * (all frames ranked) must cost a compare, not a call's frame. */
+/* Inline, the rest not: every query passes here, and the common cases
+ * (all frames ranked, or a build not due) must cost a compare or two. */
 static inline void ranks_refresh(const ljp_tree *ct)
 {
-  if (ct->rank_n != ct->nframes)
+  if (ct->rank_n != ct->nframes && ct->rank_work >= ct->rank_due)
     ranks_consider((ljp_tree *)ct); /* logically const: a cache */
 }
 

@@ -134,11 +134,12 @@ struct ljp_tree {
    * children compares integers, not names: rank[f] for frame ids below
    * rank_n (0 = none ranked yet).  Frames interned since the last build
    * are compared by name.  rank_work estimates the name compares spent
-   * while some frames were unranked, which a rebuild waits to be worth.
-   * A cache like the depths: filled by const calls. */
+   * while some frames were unranked, which a rebuild waits to be worth;
+   * rank_due is when to look again.  A cache like the depths: filled by
+   * const calls. */
   uint32_t *rank;
   uint32_t rank_n;
-  uint64_t rank_work;
+  uint64_t rank_work, rank_due;
 
   /* Frame attributes, indexed by frame id; frames past info_cap have
    * none.  Allocated on first use: trees from folded text never pay. */
