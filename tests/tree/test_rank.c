@@ -11,6 +11,22 @@
 #include "ljp.h"
 #include "tree_impl.h"
 
+/* Allocation failure: the test links with --wrap=malloc, and the tree
+ * sees malloc fail once armed. */
+void *__real_malloc(size_t n);
+void *__wrap_malloc(size_t n);
+
+static int mallocs_left = -1; /* before they fail; -1 = never */
+
+void *__wrap_malloc(size_t n)
+{
+  if (mallocs_left == 0)
+    return NULL;
+  if (mallocs_left > 0)
+    mallocs_left--;
+  return __real_malloc(n);
+}
+
 static uint64_t rng_state;
 
 static uint64_t rng(void)
@@ -338,6 +354,66 @@ START_TEST(ranks_agree_with_reference)
 }
 END_TEST
 
+/* Lists root's children while malloc fails after `left` more calls (no
+ * check assertion in between: check allocates too), then checks each
+ * list against the reference. */
+static void query_failing(const model *m, int left, uint32_t *got,
+                          uint32_t *ref, size_t n)
+{
+  size_t counts[6];
+  mallocs_left = left;
+  for (int i = 0; i < 6; i++)
+    counts[i] = ljp_tree_children(m->t, 0, got + i * n, n);
+  mallocs_left = -1;
+  ck_assert_uint_eq(ref_children(m, 0, ref), n);
+  for (int i = 0; i < 6; i++) {
+    ck_assert_uint_eq(counts[i], n);
+    for (size_t j = 0; j < n; j++)
+      ck_assert_uint_eq(got[i * n + j], ref[j]);
+  }
+}
+
+/* A build that runs out of memory leaves the ranks it had (none, or
+ * older ones) and the order right; a later build succeeds. */
+START_TEST(build_out_of_memory)
+{
+  rng_state = 4242;
+  all_prefix = "";
+  model m;
+  model_init(&m);
+  while (m.nkeys <= 3000)
+    model_intern(&m);
+  for (uint32_t f = 1; f <= 2000; f++)
+    ck_assert_uint_ne(ljp_tree_add(m.t, &f, 1, 1), UINT32_MAX);
+  uint32_t *got = malloc(6 * 4000 * sizeof *got);
+  uint32_t *ref = malloc(4000 * sizeof *ref);
+  ck_assert(got && ref);
+  /* The rank array, then the sort's scratch: each failing.  Six lists
+   * of 2000 are work enough for a build on 3000 frames. */
+  for (int left = 0; left < 2; left++) {
+    query_failing(&m, left, got, ref, 2000);
+    ck_assert_uint_eq(m.t->rank_n, 0);
+  }
+  query_failing(&m, -1, got, ref, 2000);
+  ck_assert_uint_eq(m.t->rank_n, 3001);
+  /* New frames past the ranks, then a rebuild that fails: the old ranks
+   * stay, and lists mix them with unranked frames. */
+  while (m.nkeys <= 4600)
+    model_intern(&m);
+  for (uint32_t f = 2001; f <= 3000; f++)
+    ck_assert_uint_ne(ljp_tree_add(m.t, &f, 1, 1), UINT32_MAX);
+  for (uint32_t f = 3001; f <= 3999; f++)
+    ck_assert_uint_ne(ljp_tree_add(m.t, &f, 1, 1), UINT32_MAX);
+  query_failing(&m, 0, got, ref, 3999);
+  ck_assert_uint_eq(m.t->rank_n, 3001);
+  query_failing(&m, -1, got, ref, 3999);
+  ck_assert_uint_eq(m.t->rank_n, m.t->nframes);
+  free(got);
+  free(ref);
+  model_free(&m);
+}
+END_TEST
+
 static Suite *rank_suite(void)
 {
   Suite *s = suite_create("tree_rank");
@@ -346,6 +422,7 @@ static Suite *rank_suite(void)
   tcase_add_loop_test(tc, children_match_reference_order, 0, 4);
   tcase_add_test(tc, rebuilds_amortized);
   tcase_add_loop_test(tc, ranks_agree_with_reference, 0, 2);
+  tcase_add_test(tc, build_out_of_memory);
   suite_add_tcase(s, tc);
   return s;
 }
