@@ -4,6 +4,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__) && defined(__GNUC__)
+#include <emmintrin.h>
+#endif
 
 void folded_init(folded_reader *fr, ljp_tree *after, ljp_tree *before,
                  int reverse)
@@ -99,6 +102,16 @@ static int grow_frames(folded_reader *fr, size_t n)
 static size_t common_prefix(const char *a, const char *b, size_t lim)
 {
   size_t i = 0;
+#if defined(__SSE2__) && defined(__GNUC__)
+  /* Sixteen bytes a step where SSE2 is there (every x86-64). */
+  for (; i + 16 <= lim; i += 16) {
+    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(a + i));
+    __m128i y = _mm_loadu_si128((const __m128i *)(const void *)(b + i));
+    unsigned eq = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, y));
+    if (eq != 0xffffu)
+      return i + (size_t)__builtin_ctz(~eq);
+  }
+#endif
   for (; i + 8 <= lim; i += 8) {
     uint64_t x, y;
     memcpy(&x, a + i, 8);

@@ -176,6 +176,103 @@ START_TEST(folded_shared_prefixes)
 }
 END_TEST
 
+/* Folded text of any size, malloc'ed. */
+typedef struct big_sink {
+  char *p;
+  size_t len, cap;
+} big_sink;
+
+static int big_emit(void *ctx, const char *line, size_t len)
+{
+  big_sink *s = ctx;
+  if (s->len + len + 1 > s->cap) {
+    s->cap = (s->len + len + 1) * 2;
+    s->p = realloc(s->p, s->cap);
+    ck_assert_ptr_nonnull(s->p);
+  }
+  memcpy(s->p + s->len, line, len);
+  s->len += len;
+  s->p[s->len] = '\0';
+  return 0;
+}
+
+static char *big_folded_of(const ljp_tree *t)
+{
+  big_sink s = {NULL, 0, 0};
+  ck_assert_int_eq(ljp_tree_write_folded(t, 0, big_emit, &s), LJP_OK);
+  return s.p ? s.p : strdup("");
+}
+
+/* Random lines, each a variation of the one before (a frame cut, grown by
+ * a character, replaced, or the stack cut and regrown), so that they
+ * first differ at every offset, inside and at the edge of a compared
+ * word and right at separators.  The reader that reuses the previous
+ * line's frames must build the same tree as readers that see each line
+ * alone. */
+START_TEST(folded_prefix_random)
+{
+  static const char *const names[] = {
+      "a", "ab", "abc", "abcdefgh", "abcdefghi", "abcdefghijklmnop",
+      "abcdefghijklmnopq", "@app/module12.lua:11", "@app/module12.lua:1",
+      "lj_BC_FUNCC_1", "lj_BC_FUNCC_12", "x"};
+  enum { NNAMES = sizeof names / sizeof names[0], LINES = 3000, DEPTH = 24 };
+  ljp_tree *cached = ljp_tree_new(), *alone = ljp_tree_new();
+  folded_reader fr;
+  folded_init(&fr, cached, NULL, 0);
+  unsigned st = 99, stack[DEPTH], extra[DEPTH];
+  size_t depth = 1;
+  stack[0] = 0, extra[0] = 0;
+  char line[DEPTH * 24 + 32];
+  for (int k = 0; k < LINES; k++) {
+    st = st * 1103515245u + 12345u;
+    unsigned r = st >> 16;
+    size_t at = depth ? (r >> 4) % depth : 0;
+    switch (r & 3) {
+    case 0: /* replace one frame */
+      stack[at] = (r >> 9) % NNAMES;
+      extra[at] = 0;
+      break;
+    case 1: /* grow one frame by a character */
+      extra[at] = (extra[at] + 1) % 3;
+      break;
+    case 2: /* cut the stack */
+      depth = at + 1;
+      break;
+    default: /* push a frame */
+      if (depth < DEPTH) {
+        stack[depth] = (r >> 9) % NNAMES;
+        extra[depth++] = (r >> 13) % 3;
+      }
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < depth; i++) {
+      n += (size_t)sprintf(line + n, "%s%s%.*s", i ? ";" : "",
+                           names[stack[i]], (int)extra[i], "zz");
+    }
+    n += (size_t)sprintf(line + n, " %u\n", 1 + (r >> 20) % 5);
+    ck_assert_int_eq(folded_feed(&fr, line, n), 0);
+    folded_reader one;
+    folded_init(&one, alone, NULL, 0);
+    ck_assert_int_eq(folded_feed(&one, line, n), 0);
+    ck_assert_int_eq(folded_finish(&one), 0);
+    folded_free(&one);
+  }
+  ck_assert_int_eq(folded_finish(&fr), 0);
+  char *a = big_folded_of(cached), *b = big_folded_of(alone);
+  ck_assert_uint_gt(strlen(a), 10000);
+  size_t d = 0;
+  while (a[d] && a[d] == b[d])
+    d++;
+  ck_assert_msg(a[d] == b[d], "folded text differs at byte %zu", d);
+  free(a);
+  free(b);
+  ck_assert_uint_eq(ljp_tree_node_count(cached), ljp_tree_node_count(alone));
+  folded_free(&fr);
+  ljp_tree_free(cached);
+  ljp_tree_free(alone);
+}
+END_TEST
+
 START_TEST(folded_reverse_and_binary)
 {
   ljp_tree *t = ljp_tree_new();
@@ -660,6 +757,7 @@ static Suite *svg_suite(void)
   tcase_add_test(tc, folded_parse);
   tcase_add_test(tc, folded_byte_by_byte);
   tcase_add_test(tc, folded_shared_prefixes);
+  tcase_add_test(tc, folded_prefix_random);
   tcase_add_test(tc, folded_reverse_and_binary);
   tcase_add_test(tc, layout_prune_and_cap);
   tcase_add_test(tc, layout_cap_keeps_widest);
