@@ -83,6 +83,7 @@ typedef struct name_cache {
   const ljp_tree *t;
   size_t *off;             /* SIZE_MAX: not yet repaired */
   uint32_t *len, *cps;
+  uint32_t *xlen;          /* the escaped name's, which follows the name */
   uint32_t *color;         /* palette colour + COLOR_SET, 0: not yet */
   strbuf text;
 } name_cache;
@@ -97,8 +98,9 @@ static int names_init(name_cache *nc, const ljp_tree *t)
   nc->off = malloc(n * sizeof *nc->off);
   nc->len = malloc(n * sizeof *nc->len);
   nc->cps = malloc(n * sizeof *nc->cps);
+  nc->xlen = malloc(n * sizeof *nc->xlen);
   nc->color = calloc(n, sizeof *nc->color);
-  if (!nc->off || !nc->len || !nc->cps || !nc->color)
+  if (!nc->off || !nc->len || !nc->cps || !nc->xlen || !nc->color)
     return -1;
   for (size_t i = 0; i < n; i++)
     nc->off[i] = SIZE_MAX;
@@ -110,6 +112,7 @@ static void names_free(name_cache *nc)
   free(nc->off);
   free(nc->len);
   free(nc->cps);
+  free(nc->xlen);
   free(nc->color);
   sb_free(&nc->text);
 }
@@ -130,10 +133,27 @@ static const char *name_of(name_cache *nc, uint32_t f, size_t *len,
     nc->off[f] = start;
     nc->len[f] = (uint32_t)(nc->text.len - start - 1);
     nc->cps[f] = (uint32_t)n;
+    /* Every box of the frame shows the name escaped in its tooltip. */
+    size_t xstart = nc->text.len;
+    /* Room first (a byte escapes to at most 6; names are cut at
+     * MAX_NAME_CP code points): the name is read from the buffer it is
+     * appended to, which must not move meanwhile. */
+    if (sb_reserve(&nc->text, 6 * (size_t)nc->len[f] + 1) != 0 ||
+        xmltext_put(&nc->text, nc->text.p + start, nc->len[f]) != 0 ||
+        sb_put(&nc->text, "", 1) != 0)
+      return NULL;
+    nc->xlen[f] = (uint32_t)(nc->text.len - xstart - 1);
   }
   *len = nc->len[f];
   *cps = nc->cps[f];
   return nc->text.p + nc->off[f];
+}
+
+/* The name of frame f escaped, once name_of gave it (same lifetime). */
+static const char *xml_name_of(const name_cache *nc, uint32_t f, size_t *xlen)
+{
+  *xlen = nc->xlen[f];
+  return nc->text.p + nc->off[f] + nc->len[f] + 1;
 }
 
 /* Label fitted to a box of w px: whole code points, ".." when cut; the
@@ -649,28 +669,41 @@ static int title_tail(doc *g, size_t i, int64_t width, const char *cname,
                       size_t cnlen)
 {
   const svg_opts *o = g->o;
-  char cb[NUMFMT_MAX * 4 / 3 + 2], pct[NUMFMT_MAX + 8];
+  /* " (" count " " | cname | ", " pct "%" ["; " [+] delta "%"] ")": two
+   * numbers (numfmt may use all of NUMFMT_MAX) and eight more bytes, or
+   * the count with its commas and four. */
+  char buf[2 * NUMFMT_MAX + 16], cb[NUMFMT_MAX * 4 / 3 + 2];
   double total_disp = (double)g->l->total * o->factor;
   double shown = (double)width * o->factor;
-  strbuf *title = &g->title;
-  size_t cn = count_text(cb, shown), pn = 3;
-  if (i)
-    pn = numfmt_fixed2(pct, total_disp != 0 ? 100 * shown / total_disp : 0.0);
-  else
-    memcpy(pct, "100", 4);
-  if (sb_put(title, " (", 2) || sb_put(title, cb, cn) ||
-      sb_put(title, " ", 1) || sb_put(title, cname, cnlen) ||
-      sb_put(title, ", ", 2) || sb_put(title, pct, pn) ||
-      sb_put(title, "%", 1))
+  size_t cn = count_text(cb, shown), k = 0;
+  buf[k++] = ' ';
+  buf[k++] = '(';
+  memcpy(buf + k, cb, cn);
+  k += cn;
+  buf[k++] = ' ';
+  if (sb_put(&g->title, buf, k) || sb_put(&g->title, cname, cnlen))
     return -1;
+  k = 0;
+  buf[k++] = ',';
+  buf[k++] = ' ';
+  if (i)
+    k += numfmt_fixed2(buf + k, total_disp != 0 ? 100 * shown / total_disp
+                                                : 0.0);
+  else
+    memcpy(buf + k, "100", 3), k += 3;
+  buf[k++] = '%';
   if (g->differential && i) {
     double dd = o->negate ? -g->ds.delta[i] : g->ds.delta[i];
-    pn = numfmt_fixed2(pct, g->l->total ? 100 * dd / (double)g->l->total : 0.0);
-    if (sb_put(title, "; ", 2) || (dd > 0 && sb_put(title, "+", 1)) ||
-        sb_put(title, pct, pn) || sb_put(title, "%", 1))
-      return -1;
+    buf[k++] = ';';
+    buf[k++] = ' ';
+    if (dd > 0)
+      buf[k++] = '+';
+    k += numfmt_fixed2(buf + k, g->l->total ? 100 * dd / (double)g->l->total
+                                            : 0.0);
+    buf[k++] = '%';
   }
-  return sb_put(title, ")", 1);
+  buf[k++] = ')';
+  return sb_put(&g->title, buf, k);
 }
 
 /* Box i's tooltip, escaped, into r.  The name is valid text (repaired
@@ -679,11 +712,12 @@ static int title_tail(doc *g, size_t i, int64_t width, const char *cname,
  * is repaired whole, as the writer was given it (the name and the numbers
  * are valid, and valid pieces make valid text). */
 static int frame_title(doc *g, strbuf *r, size_t i, int64_t width,
-                       const char *name, size_t len)
+                       const char *name, size_t len, const char *xname,
+                       size_t xlen)
 {
   g->title.len = 0;
   if (g->plain_countname)
-    return xmltext_put(r, name, len) ||
+    return sb_put(r, xname, xlen) ||
                    title_tail(g, i, width, g->cname_xml.p,
                               g->cname_xml.len) ||
                    sb_put(r, g->title.p, g->title.len)
@@ -802,19 +836,22 @@ static int write_frame(doc *g, size_t i)
   int64_t width = fg_box_width(g->l, i);
   double wpx = (double)width * g->per_weight;
   size_t depths = (size_t)g->l->max_depth + 1;
-  const char *name;
-  size_t len, cps;
+  const char *name, *xname;
+  size_t len, cps, xlen;
   uint32_t f = b->node ? ljp_tree_node_frame(g->t, b->node) : 0;
   if (i == 0) {
-    name = "all";
-    len = cps = 3;
-  } else if (!(name = name_of(&g->nc, f, &len, &cps)))
+    name = xname = "all";
+    len = cps = xlen = 3;
+  } else if (!(name = name_of(&g->nc, f, &len, &cps))) {
     return -1;
+  } else {
+    xname = xml_name_of(&g->nc, f, &xlen);
+  }
   rgb col = frame_color(g, i, f);
   strbuf *r = &g->raw;
   if ((i == 0 ? sb_put(r, LIT("<g class=\"f\" id=\"root\"><title>"))
               : sb_put(r, LIT("<g class=\"f\"><title>"))) ||
-      frame_title(g, r, i, width, name, len) ||
+      frame_title(g, r, i, width, name, len, xname, xlen) ||
       sb_put(r, LIT("</title><rect")) ||
       raw_num(r, LIT(" x=\""), x) || row_attr(r, g, 2 * (size_t)b->depth) ||
       raw_num(r, LIT(" width=\""), wpx) || row_attr(r, g, 2 * depths) ||

@@ -39,20 +39,32 @@ int xmltext_put(strbuf *out, const char *s, size_t n)
 
 int xmltext_int(strbuf *out, int v)
 {
-  char tmp[16];
-  size_t n = 0;
-  /* Through unsigned: the magnitude of INT_MIN fits. */
-  unsigned u = v < 0 ? 0u - (unsigned)v : (unsigned)v;
-  do {
-    tmp[n++] = (char)('0' + u % 10);
-    u /= 10;
-  } while (u);
-  if (v < 0)
-    tmp[n++] = '-';
-  if (sb_reserve(out, n) != 0)
+  if (sb_reserve(out, 11) != 0) /* "-2147483648" */
     return -1;
-  while (n)
-    out->p[out->len++] = tmp[--n];
+  char *p = out->p + out->len;
+  if (v >= 0 && v < 1000) {
+    /* Colour components, every box has three: no loop, no reversal. */
+    unsigned u = (unsigned)v;
+    if (u >= 100)
+      *p++ = (char)('0' + u / 100);
+    if (u >= 10)
+      *p++ = (char)('0' + u / 10 % 10);
+    *p++ = (char)('0' + u % 10);
+  } else {
+    char tmp[16];
+    size_t n = 0;
+    /* Through unsigned: the magnitude of INT_MIN fits. */
+    unsigned u = v < 0 ? 0u - (unsigned)v : (unsigned)v;
+    do {
+      tmp[n++] = (char)('0' + u % 10);
+      u /= 10;
+    } while (u);
+    if (v < 0)
+      tmp[n++] = '-';
+    while (n)
+      *p++ = tmp[--n];
+  }
+  out->len = (size_t)(p - out->p);
   out->p[out->len] = '\0';
   return 0;
 }
