@@ -83,7 +83,8 @@ typedef struct name_cache {
   const ljp_tree *t;
   size_t *off;             /* SIZE_MAX: not yet repaired */
   uint32_t *len, *cps;
-  uint32_t *xlen;          /* the escaped name's, which follows the name */
+  uint32_t *xlen;          /* the name escaped: the name itself when the
+                              lengths are equal, else the copy after it */
   uint32_t *color;         /* palette colour + COLOR_SET, 0: not yet */
   strbuf text;
 } name_cache;
@@ -133,16 +134,21 @@ static const char *name_of(name_cache *nc, uint32_t f, size_t *len,
     nc->off[f] = start;
     nc->len[f] = (uint32_t)(nc->text.len - start - 1);
     nc->cps[f] = (uint32_t)n;
-    /* Every box of the frame shows the name escaped in its tooltip. */
-    size_t xstart = nc->text.len;
-    /* Room first (a byte escapes to at most 6; names are cut at
-     * MAX_NAME_CP code points): the name is read from the buffer it is
-     * appended to, which must not move meanwhile. */
-    if (sb_reserve(&nc->text, 6 * (size_t)nc->len[f] + 1) != 0 ||
-        xmltext_put(&nc->text, nc->text.p + start, nc->len[f]) != 0 ||
-        sb_put(&nc->text, "", 1) != 0)
-      return NULL;
-    nc->xlen[f] = (uint32_t)(nc->text.len - xstart - 1);
+    /* Every box of the frame shows the name escaped in its tooltip: a
+     * name that needs escaping (rare; it grows then) gets its escaped
+     * copy right after it. */
+    nc->xlen[f] = nc->len[f];
+    if (!xmltext_plain(nc->text.p + start, nc->len[f])) {
+      size_t xstart = nc->text.len;
+      /* Room first (a byte escapes to at most 6; names are cut at
+       * MAX_NAME_CP code points): the name is read from the buffer it is
+       * appended to, which must not move meanwhile. */
+      if (sb_reserve(&nc->text, 6 * (size_t)nc->len[f] + 1) != 0 ||
+          xmltext_put(&nc->text, nc->text.p + start, nc->len[f]) != 0 ||
+          sb_put(&nc->text, "", 1) != 0)
+        return NULL;
+      nc->xlen[f] = (uint32_t)(nc->text.len - xstart - 1);
+    }
   }
   *len = nc->len[f];
   *cps = nc->cps[f];
@@ -153,7 +159,9 @@ static const char *name_of(name_cache *nc, uint32_t f, size_t *len,
 static const char *xml_name_of(const name_cache *nc, uint32_t f, size_t *xlen)
 {
   *xlen = nc->xlen[f];
-  return nc->text.p + nc->off[f] + nc->len[f] + 1;
+  size_t off = nc->off[f];
+  return nc->text.p + (nc->xlen[f] == nc->len[f] ? off
+                                                 : off + nc->len[f] + 1);
 }
 
 /* Label fitted to a box of w px: whole code points, ".." when cut; the

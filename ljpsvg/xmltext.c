@@ -37,6 +37,14 @@ int xmltext_put(strbuf *out, const char *s, size_t n)
   return 0;
 }
 
+int xmltext_plain(const char *s, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (SPECIAL[(unsigned char)s[i]])
+      return 0;
+  return 1;
+}
+
 int xmltext_int(strbuf *out, int v)
 {
   if (sb_reserve(out, 11) != 0) /* "-2147483648" */

@@ -14,6 +14,10 @@
  * of memory. */
 int xmltext_put(strbuf *out, const char *s, size_t n);
 
+/* 1 when s[0..n) needs no escaping (xmltext_put would copy it as it is),
+ * else 0. */
+int xmltext_plain(const char *s, size_t n);
+
 /* Appends the decimal digits of v (printf's "%d"): 0, or -1. */
 int xmltext_int(strbuf *out, int v);
 
