@@ -641,6 +641,16 @@ LJP_API uint32_t ljp_tree_add_below(ljp_tree *t, uint32_t node,
                                     const uint32_t *frames, size_t n,
                                     int64_t weight, uint32_t *path_out);
 
+/* Adds every stack of src into dst: each node of src, in id order, is
+ * found or created in dst along the same path (frames matched by name,
+ * class and line; a frame new to dst takes src's attributes) and its
+ * self weight added.  Merging the tree a folder built from file B into
+ * the tree a folder built from file A gives the same tree, with the same
+ * frame and node ids, as folding A then B into one tree.  LJP_OK,
+ * LJP_E_ARG (NULL, or dst == src), LJP_E_NOMEM (dst then holds part of
+ * src). */
+LJP_API ljp_status ljp_tree_merge(ljp_tree *dst, const ljp_tree *src);
+
 LJP_API uint32_t ljp_tree_node_count(const ljp_tree *t);
 /* The child of parent with that frame, or 0 when there is none (node 0 is
  * the root and never a child).  Creates nothing. */
