@@ -67,6 +67,20 @@ ljp_trace_mode cli_traces(void) { return traces; }
 
 int cli_traces_given(void) { return traces_given; }
 
+int cli_sources_new(ljp_srcnames **out) {
+  *out = NULL;
+  if (no_source)
+    return 0;
+  ljp_srcnames *s = ljp_srcnames_new();
+  for (size_t i = 0; s && i < ndirs; i++)
+    if (ljp_srcnames_add_dir(s, dirs[i]) != LJP_OK) {
+      ljp_srcnames_free(s);
+      s = NULL;
+    }
+  *out = s;
+  return s ? 0 : -1;
+}
+
 ljp_srcnames *cli_sources(void) {
   if (made)
     return sources;

@@ -58,4 +58,9 @@ int cli_traces_given(void);
  * stay "@chunk:line").  Freed at exit. */
 ljp_srcnames *cli_sources(void);
 
+/* A resolver of its own for another thread (a resolver serves one thread
+ * at a time), with the same directories: *out is NULL under --no-source.
+ * 0, or -1 when out of memory.  The caller frees it. */
+int cli_sources_new(ljp_srcnames **out);
+
 #endif
