@@ -8,6 +8,7 @@
 #include "cli_source.h"
 #include "fold_output.h"
 #include "fold_export.h"
+#include "fold_jobs.h"
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -51,6 +52,11 @@ static void usage(void) {
       "      --label=KEY=VALUE   pprof: a label on every sample (service, host)\n"
       "      --interval=DURATION the sampling interval of streams that do not\n"
       "                          carry it (N ms, or Nns/Nus/Nms/Ns): cpu time\n"
+      "Files:\n"
+      "  -j, --jobs=N            fold up to N files at once (0: one per\n"
+      "                          processor; default 1), merged in file order:\n"
+      "                          the same output whatever N (folded and\n"
+      "                          tarantool formats; exports read files in turn)\n"
       CLI_LIMIT_HELP
       CLI_HELP_HELP
       "\n"
@@ -62,6 +68,8 @@ static void usage(void) {
 enum { OPT_MIN = 256, OPT_INCLUDE, OPT_EXCLUDE, OPT_BASE, OPT_FORMAT,
        OPT_LABEL, OPT_INTERVAL };
 
+#define MAX_JOBS 256
+
 /* What the command line asks for.  The filters are the caller's, so that
  * every exit path, usage errors included, frees them. */
 typedef struct fold_args {
@@ -69,6 +77,7 @@ typedef struct fold_args {
   fold_filter *ff;
   fold_export xp;
   int tarantool;           /* --format=tarantool */
+  int jobs;                /* --jobs: files folded at once */
   char **files;
   int nfiles;
 } fold_args;
@@ -131,6 +140,18 @@ static int output_option(int c, char *arg, fold_args *a) {
   }
 }
 
+/* -j/--jobs: 1 taken, 0 not it, 2 usage error. */
+static int jobs_option(int c, const char *arg, fold_args *a) {
+  unsigned long long u;
+  if (c != 'j')
+    return 0;
+  if (cli_parse_u64(arg, &u) || u > MAX_JOBS)
+    return cli_usage_error("--jobs takes a count from 0 to %d, not '%s'",
+                           MAX_JOBS, arg);
+  a->jobs = u ? (int)u : fold_jobs_online();
+  return 1;
+}
+
 /* One option: CLI_OPT_CONTINUE, or the status to exit with. */
 static int one_option(int c, int argc, char **argv, fold_args *a) {
   if (c == CLI_OPT_VMSTATE)
@@ -142,6 +163,8 @@ static int one_option(int c, int argc, char **argv, fold_args *a) {
     rc = filter_option(c, optarg, a->ff);
   if (rc == 0)
     rc = output_option(c, optarg, a);
+  if (rc == 0)
+    rc = jobs_option(c, optarg, a);
   return cli_end_option(rc, c, optarg, usage);
 }
 
@@ -159,12 +182,13 @@ static int parse_args(int argc, char **argv, fold_args *a) {
       {"output", required_argument, 0, 'o'},
       {"label", required_argument, 0, OPT_LABEL},
       {"interval", required_argument, 0, OPT_INTERVAL},
+      {"jobs", required_argument, 0, 'j'},
       CLI_LIMIT_OPTIONS,
       CLI_SOURCE_OPTIONS,
       CLI_HELP_OPTIONS,
       {0, 0, 0, 0}};
   int c;
-  while ((c = getopt_long(argc, argv, "hVo:", opts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "hVo:j:", opts, NULL)) != -1) {
     int rc = one_option(c, argc, argv, a);
     if (rc != CLI_OPT_CONTINUE)
       return rc;
@@ -256,12 +280,16 @@ static int fold_run(fold_args *a) {
     a->fo.style = LJP_NAME_REFERENCE;
     a->fo.vmstate = LJP_VMSTATE_NONE;
   }
-  ljp_tree *tree = ljp_tree_new();
-  if (!tree) {
+  ljp_tree *tree = NULL;
+  int rc;
+  if (a->jobs > 1 && a->nfiles > 1) {
+    rc = fold_jobs_run(a->files, a->nfiles, a->jobs, &a->fo, &tree);
+  } else if (!(tree = ljp_tree_new())) {
     cli_error("out of memory");
-    return CLI_EXIT_ERROR;
+    rc = -1;
+  } else {
+    rc = fold_files(tree, a);
   }
-  int rc = fold_files(tree, a);
   if (rc >= 0) {
     int wrc = write_folded(tree, a);
     rc = rc ? rc : wrc;
