@@ -9,6 +9,7 @@
 #include "fold_output.h"
 #include "fold_export.h"
 #include "fold_jobs.h"
+#include "cli_jobs.h"
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -148,7 +149,7 @@ static int jobs_option(int c, const char *arg, fold_args *a) {
   if (cli_parse_u64(arg, &u) || u > MAX_JOBS)
     return cli_usage_error("--jobs takes a count from 0 to %d, not '%s'",
                            MAX_JOBS, arg);
-  a->jobs = u ? (int)u : fold_jobs_online();
+  a->jobs = u ? (int)u : cli_jobs_online();
   return 1;
 }
 
