@@ -13,6 +13,7 @@
 #include <libxml/parser.h>
 
 #include "cli.h"
+#include "cli_jobs.h"
 #include "cli_options.h"
 #include "input.h"
 #include "layout.h"
@@ -72,6 +73,23 @@ static void input_notes(const char *path, const input_result *res)
                  (unsigned long long)res->rounded);
 }
 
+/* Says what reading an input left (its error, then its notes) and
+ * counts it in seen. */
+static void input_done(const char *path, int rc, const input_result *res,
+                       inputs_seen *seen)
+{
+  if (rc != 0) {
+    cli_error_in(path, "%s", res->message);
+    seen->failed = 1;
+  }
+  if (res->kind != LJP_KIND_UNKNOWN)
+    seen->any_profile = 1;
+  if (res->kind == LJP_KIND_MEMPROF)
+    seen->memprof = 1;
+  input_notes(path, res);
+  seen->differential += res->differential;
+}
+
 /* Reads every input into after (with --diff, the first into before; else
  * the before counts of two-count lines go to before). */
 static void read_inputs(const config *c, char **inputs, int nin,
@@ -83,17 +101,63 @@ static void read_inputs(const config *c, char **inputs, int nin,
     input_result res;
     ljp_tree *into = c->diff && i == 0 ? before : after;
     ljp_tree *pair = c->diff ? NULL : before;
-    if (input_read(inputs[i], &io, into, pair, &res) != 0) {
-      cli_error_in(inputs[i], "%s", res.message);
-      seen->failed = 1;
-    }
-    if (res.kind != LJP_KIND_UNKNOWN)
-      seen->any_profile = 1;
-    if (res.kind == LJP_KIND_MEMPROF)
-      seen->memprof = 1;
-    input_notes(inputs[i], &res);
-    seen->differential += res.differential;
+    int rc = input_read(inputs[i], &io, into, pair, &res);
+    input_done(inputs[i], rc, &res, seen);
   }
+}
+
+/* --jobs: the inputs read on worker threads (cli_jobs.h), each into the
+ * worker's after and before trees; what each says, in input order. */
+typedef struct read_job {
+  const config *c;
+  char **inputs;
+  input_result *res;
+  int *rc;
+  inputs_seen *seen;
+} read_job;
+
+static void read_one(void *ctx, int k, ljp_tree *const *trees,
+                     const ljp_fold_options *fo)
+{
+  read_job *rj = ctx;
+  if (!fo) {
+    memset(&rj->res[k], 0, sizeof rj->res[k]);
+    snprintf(rj->res[k].message, sizeof rj->res[k].message, "out of memory");
+    rj->rc[k] = -1;
+    return;
+  }
+  input_opts io = rj->c->in;
+  io.reverse = 0;
+  io.fold = *fo;           /* the worker's own source resolver */
+  rj->rc[k] = input_read(rj->inputs[k], &io, trees[0], trees[1], &rj->res[k]);
+}
+
+static int read_reported(void *ctx, int k)
+{
+  read_job *rj = ctx;
+  input_done(rj->inputs[k], rj->rc[k], &rj->res[k], rj->seen);
+  return rj->rc[k] != 0;
+}
+
+/* 0, or -1 when the run could not go on (said; the trees are then NULL). */
+static int read_inputs_jobs(const config *c, char **inputs, int nin,
+                            ljp_tree **after, ljp_tree **before,
+                            inputs_seen *seen)
+{
+  read_job rj = {c, inputs, calloc((size_t)nin, sizeof(input_result)),
+                 calloc((size_t)nin, sizeof(int)), seen};
+  ljp_tree *trees[2] = {NULL, NULL};
+  int rc = -1;
+  if (!rj.res || !rj.rc)
+    cli_error("out of memory");
+  else
+    rc = cli_jobs_run(nin, c->jobs, 2, &c->in.fold, read_one, read_reported,
+                      &rj, trees);
+  free(rj.res);
+  free(rj.rc);
+  *after = trees[0];
+  *before = trees[1];
+  return rc < 0 ? -1 : 0;
 }
 
 /* --reverse: both trees replaced by their reversed copies.  0, or -1 when
@@ -186,14 +250,18 @@ static int draw(const config *c, const ljp_tree *after,
 /* Reads, styles and draws: the exit status. */
 static int run(config *c, char **inputs, int nin)
 {
-  ljp_tree *after = ljp_tree_new(), *before = ljp_tree_new();
+  ljp_tree *after = NULL, *before = NULL;
   int status = 1;
   inputs_seen seen = {0, 0, 0, 0};
-  if (!after || !before) {
+  if (c->jobs > 1 && nin > 1 && !c->diff) {
+    if (read_inputs_jobs(c, inputs, nin, &after, &before, &seen) != 0)
+      goto done;
+  } else if (!(after = ljp_tree_new()) || !(before = ljp_tree_new())) {
     cli_error("out of memory");
     goto done;
+  } else {
+    read_inputs(c, inputs, nin, after, before, &seen);
   }
-  read_inputs(c, inputs, nin, after, before, &seen);
   if (c->in.reverse && reverse_trees(&after, &before) != 0) {
     cli_error("out of memory");
     goto done;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_jobs.h"
 #include "cli_limits.h"
 #include "cli_options.h"
 #include "cli_source.h"
@@ -57,6 +58,8 @@ static void usage(void)
 "                     option), root (--vmstate alone) or leaf\n"
 "  --addresses        C and host frames carry their symbol address\n"
 "  -o, --output FILE  write to FILE instead of stdout\n"
+"  -j, --jobs N       read up to N inputs at once (0: one per processor;\n"
+"                     default 1); the graph is the same whatever N\n"
 CLI_READER_LIMIT_HELP
 CLI_SOURCE_HELP
 "                          (--diff: function unless --traces is given)\n"
@@ -104,6 +107,7 @@ static const struct option LONGOPTS[] = {
   {"maxframes", required_argument, NULL, OPT_MAXFRAMES},
   CLI_FOLD_OPTIONS,
   {"output", required_argument, NULL, 'o'},
+  {"jobs", required_argument, NULL, 'j'},
   CLI_READER_LIMIT_OPTIONS,
   CLI_SOURCE_OPTIONS,
   CLI_HELP_OPTIONS,
@@ -214,6 +218,11 @@ static int tool_option(int ch, const char *arg, config *c)
     c->maxframes = (size_t)v;
     return 1;
   case 'o': c->output = arg; return 1;
+  case 'j':
+    if (parse_double(arg, 0, 256, &v) || v != floor(v))
+      return options_bad_value("jobs", arg);
+    c->jobs = v ? (int)v : cli_jobs_online();
+    return 1;
   default: return 0;
   }
 }
@@ -221,7 +230,7 @@ static int tool_option(int ch, const char *arg, config *c)
 int options_parse(int argc, char **argv, config *c)
 {
   int ch;
-  while ((ch = getopt_long(argc, argv, "o:hV", LONGOPTS, NULL)) != -1) {
+  while ((ch = getopt_long(argc, argv, "o:j:hV", LONGOPTS, NULL)) != -1) {
     int rc = graph_option(ch, optarg, c);
     if (rc == 0)
       rc = tool_option(ch, optarg, c);

@@ -20,6 +20,7 @@ typedef struct config {
   int colorblind, legend, hash;
   palette_id pal;
   size_t maxframes;
+  int jobs;                /* --jobs: inputs read at once (0 or 1: one) */
 } config;
 
 /* flamegraph.pl's defaults. */
