@@ -1,10 +1,12 @@
 /*
  * tree_merge.c — one call tree added into another.
  *
- * Folding files on several threads gives one tree per file; merging them in
- * file order must give the tree serial folding would have built, ids and
- * all, because outputs number functions and locations by frame id and
- * list stacks in node order.  Serial folding of a second file appends the
+ * Files folded on several threads give several trees.  Merged in file
+ * order, per-file trees give the tree serial folding would have built, ids
+ * and all, which matters to outputs that number functions and locations by
+ * frame id or list stacks in node order.  (The tools' --jobs merge one tree
+ * per worker and write outputs ordered by name, which need only the same
+ * stacks and weights.)  Serial folding of a second file appends the
  * frames and nodes new to the tree in the order that file first meets
  * them, which is the order of their ids in the file's own tree.  So the
  * merge walks src's frames, then src's nodes, by id: each one new to dst
