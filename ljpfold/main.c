@@ -55,9 +55,9 @@ static void usage(void) {
       "                          carry it (N ms, or Nns/Nus/Nms/Ns): cpu time\n"
       "Files:\n"
       "  -j, --jobs=N            fold up to N files at once (0: one per\n"
-      "                          processor; default 1), merged in file order:\n"
-      "                          the same output whatever N (folded and\n"
-      "                          tarantool formats; exports read files in turn)\n"
+      "                          processor; default 1): the same output and\n"
+      "                          messages whatever N (folded and tarantool\n"
+      "                          formats; exports read their files in turn)\n"
       CLI_LIMIT_HELP
       CLI_HELP_HELP
       "\n"
