@@ -1,4 +1,4 @@
-/* fold_jobs.c — ljpfold's files on several threads.  See fold_jobs.h. */
+/* fold_jobs.c — ljpfold's input files into one tree.  See fold_jobs.h. */
 #include "fold_jobs.h"
 
 #include "cli.h"
@@ -20,8 +20,9 @@ typedef struct run {
   job *jobs;
 } run;
 
-/* Folds file k into the worker's tree with a folder of its own (as the
- * serial loop does), printing nothing: what went wrong is kept. */
+/* Folds file k into the tree with a folder of its own (the folder caches
+ * symbol pointers of its reader: one folder per reader, the tree is what
+ * is shared), printing nothing: what went wrong is kept. */
 static void fold_one(void *ctx, int k, ljp_tree *const *trees,
                      const ljp_fold_options *fo)
 {
@@ -57,8 +58,8 @@ static void fold_one(void *ctx, int k, ljp_tree *const *trees,
   ljp_folder_free(folder);
 }
 
-/* The messages the serial loop prints for file k: 0, or 1 when the file
- * counts as an error. */
+/* The messages for file k, those cli_open_reader and cli_drain would
+ * print: 0, or 1 when the file counts as an error. */
 static int report(void *ctx, int k)
 {
   run *rn = ctx;

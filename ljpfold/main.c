@@ -69,8 +69,6 @@ static void usage(void) {
 enum { OPT_MIN = 256, OPT_INCLUDE, OPT_EXCLUDE, OPT_BASE, OPT_FORMAT,
        OPT_LABEL, OPT_INTERVAL };
 
-#define MAX_JOBS 256
-
 /* What the command line asks for.  The filters are the caller's, so that
  * every exit path, usage errors included, frees them. */
 typedef struct fold_args {
@@ -78,7 +76,7 @@ typedef struct fold_args {
   fold_filter *ff;
   fold_export xp;
   int tarantool;           /* --format=tarantool */
-  int jobs;                /* --jobs: files folded at once */
+  int jobs;                /* --jobs: files folded at once (0: one) */
   char **files;
   int nfiles;
 } fold_args;
@@ -143,13 +141,11 @@ static int output_option(int c, char *arg, fold_args *a) {
 
 /* -j/--jobs: 1 taken, 0 not it, 2 usage error. */
 static int jobs_option(int c, const char *arg, fold_args *a) {
-  unsigned long long u;
   if (c != 'j')
     return 0;
-  if (cli_parse_u64(arg, &u) || u > MAX_JOBS)
+  if (cli_jobs_parse(arg, &a->jobs))
     return cli_usage_error("--jobs takes a count from 0 to %d, not '%s'",
-                           MAX_JOBS, arg);
-  a->jobs = u ? (int)u : cli_jobs_online();
+                           CLI_JOBS_MAX, arg);
   return 1;
 }
 
@@ -213,35 +209,6 @@ static int check_args(const fold_args *a) {
   return CLI_OPT_CONTINUE;
 }
 
-static int fold_event(void *ctx, const ljp_reader *r, const ljp_event *ev) {
-  if (ljp_folder_add(ctx, r, ev) != LJP_OK) {
-    cli_error("out of memory");
-    return CLI_EXIT_ERROR;
-  }
-  return 0;
-}
-
-/* Folds every file into tree: 0, 1 when a file was broken or missing
- * (the others are still folded), -1 when out of memory (reported). */
-static int fold_files(ljp_tree *tree, const fold_args *a) {
-  int rc = 0;
-  for (int i = 0; i < a->nfiles; i++) {
-    /* The folder caches symbol pointers of its reader: one folder per
-     * reader, the tree is what is shared. */
-    ljp_folder *folder = ljp_folder_new(tree, &a->fo);
-    if (!folder) {
-      cli_error("out of memory");
-      return -1;
-    }
-    ljp_reader *r = cli_open_reader(a->files[i], a->fo.flavor);
-    if (!r || cli_drain(a->files[i], r, fold_event, folder))
-      rc = CLI_EXIT_ERROR;
-    ljp_folder_free(folder);
-    ljp_reader_free(r);
-  }
-  return rc;
-}
-
 /* Writes the folded lines of the (filtered) tree to stdout: 0 or 1. */
 static int write_folded(const ljp_tree *tree, const fold_args *a) {
   const fold_filter *ff = a->ff;
@@ -281,16 +248,9 @@ static int fold_run(fold_args *a) {
     a->fo.style = LJP_NAME_REFERENCE;
     a->fo.vmstate = LJP_VMSTATE_NONE;
   }
-  ljp_tree *tree = NULL;
-  int rc;
-  if (a->jobs > 1 && a->nfiles > 1) {
-    rc = fold_jobs_run(a->files, a->nfiles, a->jobs, &a->fo, &tree);
-  } else if (!(tree = ljp_tree_new())) {
-    cli_error("out of memory");
-    rc = -1;
-  } else {
-    rc = fold_files(tree, a);
-  }
+  ljp_tree *tree;
+  int rc = fold_jobs_run(a->files, a->nfiles, a->jobs > 1 ? a->jobs : 1,
+                         &a->fo, &tree);
   if (rc >= 0) {
     int wrc = write_folded(tree, a);
     rc = rc ? rc : wrc;

@@ -90,24 +90,8 @@ static void input_done(const char *path, int rc, const input_result *res,
   seen->differential += res->differential;
 }
 
-/* Reads every input into after (with --diff, the first into before; else
- * the before counts of two-count lines go to before). */
-static void read_inputs(const config *c, char **inputs, int nin,
-                        ljp_tree *after, ljp_tree *before, inputs_seen *seen)
-{
-  input_opts io = c->in;
-  io.reverse = 0;          /* reversed once, after all inputs are in */
-  for (int i = 0; i < nin; i++) {
-    input_result res;
-    ljp_tree *into = c->diff && i == 0 ? before : after;
-    ljp_tree *pair = c->diff ? NULL : before;
-    int rc = input_read(inputs[i], &io, into, pair, &res);
-    input_done(inputs[i], rc, &res, seen);
-  }
-}
-
-/* --jobs: the inputs read on worker threads (cli_jobs.h), each into the
- * worker's after and before trees; what each says, in input order. */
+/* The inputs, in turn or on worker threads (--jobs, cli_jobs.h), into
+ * after and before; what each says, in input order. */
 typedef struct read_job {
   const config *c;
   char **inputs;
@@ -116,6 +100,8 @@ typedef struct read_job {
   inputs_seen *seen;
 } read_job;
 
+/* Input k into after (with --diff, the first into before; else the before
+ * counts of two-count lines go to before). */
 static void read_one(void *ctx, int k, ljp_tree *const *trees,
                      const ljp_fold_options *fo)
 {
@@ -127,9 +113,12 @@ static void read_one(void *ctx, int k, ljp_tree *const *trees,
     return;
   }
   input_opts io = rj->c->in;
-  io.reverse = 0;
-  io.fold = *fo;           /* the worker's own source resolver */
-  rj->rc[k] = input_read(rj->inputs[k], &io, trees[0], trees[1], &rj->res[k]);
+  io.reverse = 0;          /* reversed once, after all inputs are in */
+  io.fold = *fo;           /* a worker's own source resolver */
+  int diff = rj->c->diff;
+  ljp_tree *into = diff && k == 0 ? trees[1] : trees[0];
+  ljp_tree *pair = diff ? NULL : trees[1];
+  rj->rc[k] = input_read(rj->inputs[k], &io, into, pair, &rj->res[k]);
 }
 
 static int read_reported(void *ctx, int k)
@@ -139,10 +128,10 @@ static int read_reported(void *ctx, int k)
   return rj->rc[k] != 0;
 }
 
-/* 0, or -1 when the run could not go on (said; the trees are then NULL). */
-static int read_inputs_jobs(const config *c, char **inputs, int nin,
-                            ljp_tree **after, ljp_tree **before,
-                            inputs_seen *seen)
+/* 0, or -1 when the run could not go on (said; the trees are then NULL).
+ * --diff reads its two inputs in turn. */
+static int read_inputs(const config *c, char **inputs, int nin,
+                       ljp_tree **after, ljp_tree **before, inputs_seen *seen)
 {
   read_job rj = {c, inputs, calloc((size_t)nin, sizeof(input_result)),
                  calloc((size_t)nin, sizeof(int)), seen};
@@ -151,8 +140,8 @@ static int read_inputs_jobs(const config *c, char **inputs, int nin,
   if (!rj.res || !rj.rc)
     cli_error("out of memory");
   else
-    rc = cli_jobs_run(nin, c->jobs, 2, &c->in.fold, read_one, read_reported,
-                      &rj, trees);
+    rc = cli_jobs_run(nin, c->jobs > 1 && !c->diff ? c->jobs : 1, 2,
+                      &c->in.fold, read_one, read_reported, &rj, trees);
   free(rj.res);
   free(rj.rc);
   *after = trees[0];
@@ -253,15 +242,8 @@ static int run(config *c, char **inputs, int nin)
   ljp_tree *after = NULL, *before = NULL;
   int status = 1;
   inputs_seen seen = {0, 0, 0, 0};
-  if (c->jobs > 1 && nin > 1 && !c->diff) {
-    if (read_inputs_jobs(c, inputs, nin, &after, &before, &seen) != 0)
-      goto done;
-  } else if (!(after = ljp_tree_new()) || !(before = ljp_tree_new())) {
-    cli_error("out of memory");
+  if (read_inputs(c, inputs, nin, &after, &before, &seen) != 0)
     goto done;
-  } else {
-    read_inputs(c, inputs, nin, after, before, &seen);
-  }
   if (c->in.reverse && reverse_trees(&after, &before) != 0) {
     cli_error("out of memory");
     goto done;

@@ -219,7 +219,7 @@ static int tool_option(int ch, const char *arg, config *c)
     return 1;
   case 'o': c->output = arg; return 1;
   case 'j':
-    if (parse_double(arg, 0, 256, &v) || v != floor(v))
+    if (parse_double(arg, 0, CLI_JOBS_MAX, &v) || v != floor(v))
       return options_bad_value("jobs", arg);
     c->jobs = v ? (int)v : cli_jobs_online();
     return 1;

@@ -18,7 +18,6 @@ typedef struct pool {
   void *ctx;
   unsigned char *done;     /* per file, under mu */
   int next;                /* the next file to take, under mu */
-  int stop;
   pthread_mutex_t mu;
   pthread_cond_t changed;
 } pool;
@@ -41,7 +40,7 @@ static void *worker(void *arg)
   if (fo.sources && cli_sources_new(&fo.sources) != 0)
     use = NULL;
   pthread_mutex_lock(&p->mu);
-  while (!p->stop && p->next < p->nfiles) {
+  while (p->next < p->nfiles) {
     int k = p->next++;
     pthread_mutex_unlock(&p->mu);
     p->fold(p->ctx, k, w->trees, use);
@@ -88,6 +87,25 @@ static int merge_trees(const pool *p, worker_state *w, int started,
   return 0;
 }
 
+/* One job: every file on the calling thread, each said as it is done. */
+static int run_inline(int nfiles, int ntrees, const ljp_fold_options *fo,
+                      cli_job_fold fold, cli_job_report report, void *ctx,
+                      ljp_tree **out)
+{
+  for (int t = 0; t < ntrees; t++)
+    if (!(out[t] = ljp_tree_new())) {
+      cli_error("out of memory");
+      return -1;
+    }
+  int rc = 0;
+  for (int k = 0; k < nfiles; k++) {
+    fold(ctx, k, out, fo);
+    if (report(ctx, k))
+      rc = 1;
+  }
+  return rc;
+}
+
 int cli_jobs_run(int nfiles, int jobs, int ntrees, const ljp_fold_options *fo,
                  cli_job_fold fold, cli_job_report report, void *ctx,
                  ljp_tree **out)
@@ -97,6 +115,15 @@ int cli_jobs_run(int nfiles, int jobs, int ntrees, const ljp_fold_options *fo,
   if (ntrees < 1 || ntrees > MAX_TREES || nfiles < 1 || jobs < 1) {
     cli_error("bad job count");
     return -1;
+  }
+  if (jobs == 1 || nfiles == 1) {
+    int rc = run_inline(nfiles, ntrees, fo, fold, report, ctx, out);
+    if (rc < 0)
+      for (int t = 0; t < ntrees; t++) {
+        ljp_tree_free(out[t]);
+        out[t] = NULL;
+      }
+    return rc;
   }
   pool p;
   memset(&p, 0, sizeof p);
@@ -131,9 +158,6 @@ int cli_jobs_run(int nfiles, int jobs, int ntrees, const ljp_fold_options *fo,
     if (report(ctx, k))
       rc = 1;
   }
-  pthread_mutex_lock(&p.mu);
-  p.stop = 1;
-  pthread_mutex_unlock(&p.mu);
   for (int i = 0; i < started; i++)
     pthread_join(w[i].tid, NULL);
   if (rc >= 0 && merge_trees(&p, w, started, out) != 0) {
@@ -158,5 +182,14 @@ int cli_jobs_run(int nfiles, int jobs, int ntrees, const ljp_fold_options *fo,
 int cli_jobs_online(void)
 {
   long n = sysconf(_SC_NPROCESSORS_ONLN);
-  return n < 1 ? 1 : n > 256 ? 256 : (int)n;
+  return n < 1 ? 1 : n > CLI_JOBS_MAX ? CLI_JOBS_MAX : (int)n;
+}
+
+int cli_jobs_parse(const char *arg, int *jobs)
+{
+  unsigned long long u;
+  if (cli_parse_u64(arg, &u) || u > CLI_JOBS_MAX)
+    return -1;
+  *jobs = u ? (int)u : cli_jobs_online();
+  return 0;
 }
