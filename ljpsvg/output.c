@@ -47,9 +47,11 @@ static int write_all(out_sink *o, const char *buf, size_t len)
   return 0;
 }
 
-/* Appends n bytes, writing out OUT_BUF at a time: 0, or -1. */
-static int sink_put(out_sink *o, const char *buf, size_t n)
+/* Appends n bytes, writing out OUT_BUF at a time: 0, or -1.  The frames,
+ * which ljpsvg formats itself, come here directly (svg_direct). */
+static int sink_put(void *ctx, const char *buf, size_t n)
 {
+  out_sink *o = ctx;
   if (o->err)
     return -1;
   if (o->len + n > OUT_BUF) {
@@ -71,12 +73,6 @@ static int sink_write(void *ctx, const char *buf, int len)
   if (len < 0)
     return -1;
   return sink_put(ctx, buf, (size_t)len) != 0 ? -1 : len;
-}
-
-/* The frames, which ljpsvg formats itself, come here directly. */
-static int sink_direct(void *ctx, const char *buf, size_t len)
-{
-  return sink_put(ctx, buf, len);
 }
 
 /* Called once the writer has flushed its last bytes. */
@@ -116,7 +112,7 @@ int output_svg(const char *path, const ljp_tree *t, const fg_layout *l,
     cli_error("out of memory");
     return -1;
   }
-  int rc = svg_write_direct(w, sink_direct, &o, t, l, opts, d);
+  int rc = svg_write_direct(w, sink_put, &o, t, l, opts, d);
   /* Frees the output buffer too, flushing it. */
   xmlFreeTextWriter(w);
   if (o.err)
