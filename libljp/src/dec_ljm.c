@@ -122,22 +122,6 @@ static inline const uint8_t *fast_block(const uint8_t *p, const uint8_t *end,
   return fast_small(p, end, sz);
 }
 
-/* reader_proto that also remembers addresses without a prototype (a
- * memprof site in a function the table does not know repeats as often as
- * any other): the entry is the reader's own cache slot, which every
- * definition changing what an address resolves to invalidates (pc_gen),
- * misses included. */
-static inline const ljp_symbol *ljm_proto(ljp_reader *r, uint64_t addr) {
-  const ljp_symbol *s = reader_proto(r, addr);
-  if (!s) {
-    size_t i = (size_t)(ljp_hash64(addr) & (PROTO_CACHE_SIZE - 1));
-    r->pc_addr[i] = addr;
-    r->pc_sym[i] = NULL;
-    r->pc_stamp[i] = r->pc_gen;
-  }
-  return s;
-}
-
 /* ---- allocation sites ----
  *
  * Most events repeat a site: the same source and location bytes, which
@@ -310,7 +294,7 @@ static inline int ljm_fast(ljp_reader *r, cursor *c) {
         return 0;
       f->kind = LJP_FRAME_LUA;
       f->line = line;
-      f->sym = ljm_proto(r, a);
+      f->sym = reader_proto_or_miss(r, a);
       f->proto = f->sym ? NULL : ljp__reader_cfloor(r, a);
       f->mcode = 0;
       break;

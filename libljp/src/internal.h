@@ -477,6 +477,23 @@ static inline const ljp_symbol *reader_proto(ljp_reader *r, uint64_t addr) {
   }
   return s;
 }
+
+/* reader_proto that remembers a miss too: a trace whose start prototype
+ * the table does not know names it on every event, and a memprof site in
+ * such a function repeats as often as any other.  Every definition that
+ * changes what an address resolves to bumps pc_gen, misses included. */
+static inline const ljp_symbol *reader_proto_or_miss(ljp_reader *r,
+                                                     uint64_t addr) {
+  const ljp_symbol *s = reader_proto(r, addr);
+  if (!s) {
+    size_t i = (size_t)(ljp_hash64(addr) & (PROTO_CACHE_SIZE - 1));
+    r->pc_addr[i] = addr;
+    r->pc_sym[i] = NULL;
+    r->pc_stamp[i] = r->pc_gen;
+  }
+  return s;
+}
+
 /* Fills a trace frame: number, line carried, proto named by the record. */
 void ljp__reader_trace_frame(ljp_reader *r, ljp_frame *f, uint64_t traceno,
                              uint64_t proto, uint64_t line);

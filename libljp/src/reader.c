@@ -278,21 +278,6 @@ int ljp__reader_define(ljp_reader *r, ljp_symbol *def, int initial,
   return LJP_OK;
 }
 
-/* reader_proto that remembers a miss too (a trace whose start prototype
- * the table does not know names it on every event): every definition
- * that changes what an address resolves to bumps pc_gen, misses
- * included. */
-static const ljp_symbol *proto_or_miss(ljp_reader *r, uint64_t addr) {
-  const ljp_symbol *s = reader_proto(r, addr);
-  if (!s) {
-    size_t i = (size_t)(ljp_hash64(addr) & (PROTO_CACHE_SIZE - 1));
-    r->pc_addr[i] = addr;
-    r->pc_sym[i] = NULL;
-    r->pc_stamp[i] = r->pc_gen;
-  }
-  return s;
-}
-
 void ljp__reader_trace_frame(ljp_reader *r, ljp_frame *f, uint64_t traceno,
                              uint64_t proto, uint64_t line) {
   f->kind = LJP_FRAME_TRACE;
@@ -308,7 +293,7 @@ void ljp__reader_trace_frame(ljp_reader *r, ljp_frame *f, uint64_t traceno,
     r->tc_sym[i] = f->sym;
     r->tc_stamp[i] = r->tc_gen;
   }
-  f->proto = proto_or_miss(r, f->sym ? f->sym->addr : proto);
+  f->proto = reader_proto_or_miss(r, f->sym ? f->sym->addr : proto);
 }
 
 /* ---- prologues ---- */
